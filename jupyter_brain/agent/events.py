@@ -1,0 +1,457 @@
+"""Typed events: the one stream every view (widget, text, log) is derived from.
+
+Each event is a small pydantic model with a ``type`` tag, so the whole stream is
+JSON-serialisable, replayable from SQLite, and its JSON schema generates the
+front-end's TypeScript types.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+TurnStatus = Literal[
+    "completed",  # the model gave its answer
+    "max_steps",  # step budget used up
+    "timeout",  # deadline passed
+    "strategy_limit",  # the reasoning strategy's own step/reflection limit
+    "error",  # provider error ended the turn
+    "interrupted",  # Ctrl-C / kernel interrupt / cancellation
+]
+
+ToolStatus = Literal["ok", "error", "timeout", "denied", "blocked", "invalid", "interrupted"]
+
+
+class EventBase(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    session_id: str = ""
+    turn_id: str = ""
+    seq: int = 0  # position within the turn, set by the emitter
+    ts: float = Field(default_factory=time.time)
+
+
+class TurnStart(EventBase):
+    type: Literal["turn_start"] = "turn_start"
+    user_message: str
+    provider: str = ""
+    model: str = ""
+    think_level: str = "off"
+    strategy: str | None = None
+    max_steps: int = 0
+    timeout_s: float = 0
+    reflect_every: int = 0
+
+
+class StepStart(EventBase):
+    type: Literal["step_start"] = "step_start"
+    step: int
+
+
+class TextDelta(EventBase):
+    type: Literal["text_delta"] = "text_delta"
+    step: int
+    text: str
+
+
+class ThinkingDelta(EventBase):
+    type: Literal["thinking_delta"] = "thinking_delta"
+    step: int
+    text: str
+
+
+class ThinkingEnd(EventBase):
+    """A thinking block is complete: views collapse it."""
+
+    type: Literal["thinking_end"] = "thinking_end"
+    step: int
+
+
+class ToolCallStart(EventBase):
+    type: Literal["tool_call_start"] = "tool_call_start"
+    step: int
+    call_id: str
+    name: str
+
+
+class ToolCallArgsDelta(EventBase):
+    """A fragment of streamed argument JSON, for live display while the model types it."""
+
+    type: Literal["tool_call_args_delta"] = "tool_call_args_delta"
+    step: int
+    call_id: str
+    delta: str
+
+
+class ToolCallArgs(EventBase):
+    """The complete arguments, once known (after any repair), just before execution."""
+
+    type: Literal["tool_call_args"] = "tool_call_args"
+    step: int
+    call_id: str
+    name: str
+    arguments: Any = None
+    wave: int = 0
+    repaired: bool = False
+
+
+class ToolCallEnd(EventBase):
+    type: Literal["tool_call_end"] = "tool_call_end"
+    step: int
+    call_id: str
+    name: str
+    status: ToolStatus
+    duration_ms: float = 0.0
+    wave: int = 0
+    result_preview: str = ""
+    artifact: str | None = None  # handle of the full output when it was too large
+    error: str | None = None
+
+
+class ReflectionEvent(EventBase):
+    type: Literal["reflection"] = "reflection"
+    step: int
+    reflection: str
+    confidence: float = 0.7
+    trigger: Literal["periodic", "tool_error"] = "periodic"
+    suggested_action: str | None = None
+    skipped: bool = False  # a budget/deadline stub, no model call was made
+
+
+class StrategyStepEvent(EventBase):
+    type: Literal["strategy_step"] = "strategy_step"
+    step: int
+    strategy: str
+    data: dict[str, Any]  # a StrategyStep as its dict (kind + fields)
+
+
+class UsageEvent(EventBase):
+    type: Literal["usage"] = "usage"
+    step: int
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_creation_tokens: int = 0
+    cost_usd: float | None = None
+
+
+class ErrorEvent(EventBase):
+    type: Literal["error"] = "error"
+    step: int = 0
+    kind: str
+    message: str
+    recoverable: bool = True
+
+
+class StepEnd(EventBase):
+    type: Literal["step_end"] = "step_end"
+    step: int
+    stop_reason: str = ""
+    tool_calls: int = 0
+
+
+class CompactionEvent(EventBase):
+    type: Literal["compaction"] = "compaction"
+    step: int = 0
+    strategy: str
+    tokens_before: int
+    tokens_after: int
+    messages_before: int = 0
+    messages_after: int = 0
+
+
+class TurnEnd(EventBase):
+    type: Literal["turn_end"] = "turn_end"
+    status: TurnStatus
+    text: str
+    steps: int = 0
+    tool_calls: int = 0
+    reflections: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_creation_tokens: int = 0
+    cost_usd: float | None = None
+    duration_ms: float = 0.0
+
+
+Event = Annotated[
+    Union[
+        TurnStart,
+        StepStart,
+        TextDelta,
+        ThinkingDelta,
+        ThinkingEnd,
+        ToolCallStart,
+        ToolCallArgsDelta,
+        ToolCallArgs,
+        ToolCallEnd,
+        ReflectionEvent,
+        StrategyStepEvent,
+        UsageEvent,
+        ErrorEvent,
+        StepEnd,
+        CompactionEvent,
+        TurnEnd,
+    ],
+    Field(discriminator="type"),
+]
+
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+
+
+def event_from_dict(data: dict[str, Any]) -> Event:
+    return EVENT_ADAPTER.validate_python(data)
+
+
+def event_json_schema() -> dict[str, Any]:
+    """JSON schema of the event union; the front-end's TypeScript types come from it."""
+    return EVENT_ADAPTER.json_schema()
+
+
+# ── EventLog: SQLite persistence ─────────────────────────────────────────────
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS turns (
+    turn_id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    started REAL NOT NULL,
+    ended REAL,
+    status TEXT,
+    user_message TEXT NOT NULL,
+    text TEXT
+);
+CREATE INDEX IF NOT EXISTS turns_by_session ON turns(session_id, idx);
+CREATE TABLE IF NOT EXISTS events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id TEXT NOT NULL,
+    turn_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    data TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_by_turn ON events(turn_id, seq);
+CREATE TABLE IF NOT EXISTS messages (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id TEXT NOT NULL,
+    turn_id TEXT NOT NULL,
+    data TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS messages_by_session ON messages(session_id, id);
+CREATE TABLE IF NOT EXISTS records (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind TEXT NOT NULL,
+    session_id TEXT,
+    ts REAL NOT NULL,
+    data TEXT NOT NULL
+);
+"""
+
+
+class TurnRecord(BaseModel):
+    turn_id: str
+    session_id: str
+    index: int
+    started: float
+    ended: float | None = None
+    status: str | None = None
+    user_message: str
+    text: str | None = None
+
+
+class EventLog:
+    """Append-only SQLite log of every event, plus each session's message history.
+
+    Writes are buffered and committed in one transaction at step and turn boundaries
+    (or when the buffer fills), so logging costs little per event while a crash loses
+    at most the step in flight. ``":memory:"`` keeps everything in RAM (tests).
+    """
+
+    def __init__(
+        self,
+        path: str | Any = ":memory:",
+        *,
+        flush_every: int = 512,
+        redact: Any = None,
+    ) -> None:
+        import sqlite3
+        import threading
+        from pathlib import Path
+
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+        self._lock = threading.RLock()
+        self._pending_events: list[tuple[str, str, int, str, str]] = []
+        self._pending_turns: list[tuple] = []
+        self._turn_updates: list[tuple] = []
+        self._flush_every = flush_every
+        self._redact = redact  # callable str -> str, applied to everything written
+
+    # writing ---------------------------------------------------------------
+    def append(self, event: EventBase) -> None:
+        data = event.model_dump_json()
+        if self._redact is not None:
+            data = self._redact(data)
+        etype = getattr(event, "type", "")
+        with self._lock:
+            if isinstance(event, TurnStart):
+                self._pending_turns.append(
+                    (event.turn_id, event.session_id, event.ts, self._scrub(event.user_message))
+                )
+            self._pending_events.append((event.session_id, event.turn_id, event.seq, etype, data))
+            if isinstance(event, TurnEnd):
+                self._turn_updates.append(
+                    (event.ts, event.status, self._scrub(event.text), event.turn_id)
+                )
+            if etype in ("step_end", "turn_end") or len(self._pending_events) >= self._flush_every:
+                self.flush()
+
+    def _scrub(self, text: str) -> str:
+        return self._redact(text) if self._redact is not None else text
+
+    def flush(self) -> None:
+        with self._lock:
+            if not (self._pending_events or self._pending_turns or self._turn_updates):
+                return
+            db = self._db
+            db.execute("BEGIN")
+            try:
+                for turn_id, session_id, started, user_message in self._pending_turns:
+                    (idx,) = db.execute(
+                        "SELECT COUNT(*) FROM turns WHERE session_id = ?", (session_id,)
+                    ).fetchone()
+                    db.execute(
+                        "INSERT OR IGNORE INTO turns(turn_id, session_id, idx, started, user_message)"
+                        " VALUES (?, ?, ?, ?, ?)",
+                        (turn_id, session_id, idx, started, user_message),
+                    )
+                db.executemany(
+                    "INSERT INTO events(session_id, turn_id, seq, type, data) VALUES (?, ?, ?, ?, ?)",
+                    self._pending_events,
+                )
+                db.executemany(
+                    "UPDATE turns SET ended = ?, status = ?, text = ? WHERE turn_id = ?",
+                    self._turn_updates,
+                )
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            self._pending_events.clear()
+            self._pending_turns.clear()
+            self._turn_updates.clear()
+
+    def append_messages(self, session_id: str, turn_id: str, messages: list[dict[str, Any]]) -> None:
+        """Persist messages added to a session's history (so a new kernel can resume it)."""
+        import json
+
+        rows = [(session_id, turn_id, self._scrub(json.dumps(m, default=str))) for m in messages]
+        with self._lock:
+            self.flush()
+            self._db.executemany(
+                "INSERT INTO messages(session_id, turn_id, data) VALUES (?, ?, ?)", rows
+            )
+
+    def replace_history(self, session_id: str, messages: list[dict[str, Any]]) -> None:
+        """Store a rewritten history (reset, compaction) in one transaction."""
+        import json
+
+        rows = [(session_id, "", self._scrub(json.dumps(m, default=str))) for m in messages]
+        with self._lock:
+            self.flush()
+            self._db.execute("BEGIN")
+            self._db.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
+            self._db.executemany(
+                "INSERT INTO messages(session_id, turn_id, data) VALUES (?, ?, ?)", rows
+            )
+            self._db.execute("COMMIT")
+
+    def add_record(self, kind: str, data: dict[str, Any], session_id: str | None = None) -> None:
+        """Free-form durable records (decisions, comparisons) beside the event stream."""
+        import json
+
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO records(kind, session_id, ts, data) VALUES (?, ?, ?, ?)",
+                (kind, session_id, time.time(), self._scrub(json.dumps(data, default=str))),
+            )
+
+    # reading ---------------------------------------------------------------
+    def sessions(self) -> list[str]:
+        with self._lock:
+            self.flush()
+            rows = self._db.execute(
+                "SELECT session_id, MAX(started) AS last FROM turns GROUP BY session_id"
+                " UNION SELECT session_id, 0 FROM messages WHERE session_id NOT IN"
+                " (SELECT session_id FROM turns) GROUP BY session_id ORDER BY last"
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def turns(self, session_id: str) -> list[TurnRecord]:
+        with self._lock:
+            self.flush()
+            rows = self._db.execute(
+                "SELECT turn_id, session_id, idx, started, ended, status, user_message, text"
+                " FROM turns WHERE session_id = ? ORDER BY idx",
+                (session_id,),
+            ).fetchall()
+        return [
+            TurnRecord(
+                turn_id=r[0], session_id=r[1], index=r[2], started=r[3], ended=r[4],
+                status=r[5], user_message=r[6], text=r[7],
+            )
+            for r in rows
+        ]
+
+    def events(self, *, turn_id: str | None = None, session_id: str | None = None) -> list[Event]:
+        """Events in the order they happened, for one turn or a whole session."""
+        with self._lock:
+            self.flush()
+            if turn_id is not None:
+                rows = self._db.execute(
+                    "SELECT data FROM events WHERE turn_id = ? ORDER BY id", (turn_id,)
+                ).fetchall()
+            elif session_id is not None:
+                rows = self._db.execute(
+                    "SELECT data FROM events WHERE session_id = ? ORDER BY id", (session_id,)
+                ).fetchall()
+            else:
+                rows = self._db.execute("SELECT data FROM events ORDER BY id").fetchall()
+        return [EVENT_ADAPTER.validate_json(r[0]) for r in rows]
+
+    def load_history(self, session_id: str) -> list[dict[str, Any]]:
+        import json
+
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT data FROM messages WHERE session_id = ? ORDER BY id", (session_id,)
+            ).fetchall()
+        return [json.loads(r[0]) for r in rows]
+
+    def records(self, kind: str) -> list[dict[str, Any]]:
+        import json
+
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT session_id, ts, data FROM records WHERE kind = ? ORDER BY id", (kind,)
+            ).fetchall()
+        return [{"session_id": r[0], "ts": r[1], **json.loads(r[2])} for r in rows]
+
+    def close(self) -> None:
+        with self._lock:
+            self.flush()
+            self._db.close()
+
+    def __enter__(self) -> EventLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,194 @@
+"""The provider contract: what the harness asks of any model backend.
+
+Messages are provider-neutral dicts (see ``Message`` below); each provider maps them to
+its own wire format. Keeping one neutral shape is what lets a session switch provider
+between cells and lets the event log replay a turn without knowing the backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+# A neutral message is a plain dict, one of:
+#   {"role": "system", "content": str}                  ("kind": "workspace" marks the
+#                                                        fresh workspace context, which a
+#                                                        provider may place after its
+#                                                        cached prefix)
+#   {"role": "user", "content": str}
+#   {"role": "assistant", "content": str,
+#        "thinking": [ThinkingBlock-as-dict, ...],          (optional)
+#        "tool_calls": [{"id", "name", "arguments": dict}]} (optional)
+#   {"role": "tool", "tool_call_id": str, "name": str, "content": str, "is_error": bool}
+Message = dict[str, Any]
+
+# A tool schema offered to the model: {"name": str, "description": str,
+# "input_schema": <JSON schema of the arguments object>}.
+ToolSchema = dict[str, Any]
+
+
+class Usage(BaseModel):
+    """Token usage of one model call.
+
+    ``input_tokens`` counts only input that was *not* read from or written to the prompt
+    cache (Anthropic's convention). Providers whose API reports a total (OpenAI's
+    ``prompt_tokens``) subtract the cached part, so costs add up the same everywhere.
+    """
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_creation_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_creation_tokens=self.cache_creation_tokens + other.cache_creation_tokens,
+        )
+
+    @property
+    def total_input_tokens(self) -> int:
+        return self.input_tokens + self.cache_read_tokens + self.cache_creation_tokens
+
+
+class ThinkingBlock(BaseModel):
+    """Model reasoning. Signed blocks must go back to the API unchanged in the tool loop."""
+
+    text: str = ""
+    signature: str | None = None
+    redacted: bool = False
+    data: str | None = None  # opaque payload of a redacted block
+
+
+class ToolCall(BaseModel):
+    id: str
+    name: str
+    arguments: Any = Field(default_factory=dict)
+    # Set when the provider could not parse the streamed argument JSON; the executor
+    # turns this into a precise error for the model instead of failing the turn.
+    raw_arguments: str | None = None
+
+
+StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "error", "other"]
+
+
+class ProviderResult(BaseModel):
+    text: str = ""
+    thinking: list[ThinkingBlock] = Field(default_factory=list)
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    stop_reason: StopReason = "end_turn"
+    usage: Usage = Field(default_factory=Usage)
+    model: str | None = None
+
+    def to_message(self) -> Message:
+        """The assistant message this result adds to history."""
+        msg: Message = {"role": "assistant", "content": self.text}
+        if self.thinking:
+            msg["thinking"] = [b.model_dump(exclude_none=True) for b in self.thinking]
+        if self.tool_calls:
+            msg["tool_calls"] = [
+                {"id": c.id, "name": c.name, "arguments": c.arguments} for c in self.tool_calls
+            ]
+        return msg
+
+
+StreamEventType = Literal[
+    "text",  # text delta
+    "thinking",  # thinking delta
+    "thinking_end",  # a thinking block is complete (signature, if any, in `signature`)
+    "tool_call_start",  # a tool call begins: id, name, index
+    "tool_call_args",  # a fragment of the tool call's argument JSON
+    "done",  # the complete ProviderResult
+]
+
+
+class StreamEvent(BaseModel):
+    type: StreamEventType
+    text: str = ""
+    index: int = 0
+    tool_call_id: str | None = None
+    name: str | None = None
+    signature: str | None = None
+    result: ProviderResult | None = None
+
+
+ProviderErrorKind = Literal[
+    "auth",  # missing or rejected key
+    "rate_limit",  # 429 after retries
+    "overloaded",  # 529 / overloaded_error
+    "server",  # 5xx
+    "bad_request",  # 4xx the request itself is wrong
+    "timeout",
+    "connection",  # refused or dropped
+    "stream",  # an error event or malformed data mid-stream
+    "other",
+]
+
+
+class ProviderError(Exception):
+    """A model call failed. The harness ends the step with a clear error, never a traceback."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: ProviderErrorKind = "other",
+        status_code: int | None = None,
+        retryable: bool = False,
+        provider: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.kind = kind
+        self.status_code = status_code
+        self.retryable = retryable
+        self.provider = provider
+
+    def __str__(self) -> str:
+        where = f"{self.provider} " if self.provider else ""
+        code = f" (HTTP {self.status_code})" if self.status_code else ""
+        return f"{where}{self.kind} error{code}: {self.message}"
+
+
+@runtime_checkable
+class LLMProvider(Protocol):
+    """Anything that can answer a list of neutral messages, optionally streaming."""
+
+    name: str
+    model: str
+
+    def generate(
+        self,
+        messages: list[Message],
+        tools: list[ToolSchema],
+        *,
+        timeout_s: float = 60.0,
+        thinking_budget: int = 0,
+    ) -> ProviderResult: ...
+
+    def generate_stream(
+        self,
+        messages: list[Message],
+        tools: list[ToolSchema],
+        *,
+        timeout_s: float = 60.0,
+        thinking_budget: int = 0,
+    ) -> Iterator[StreamEvent]: ...
+
+
+def collect_stream(events: Iterator[StreamEvent]) -> ProviderResult:
+    """Drain a stream and return its final result (for callers that do not stream)."""
+    for event in events:
+        if event.type == "done" and event.result is not None:
+            return event.result
+    raise ProviderError("stream ended without a final result", kind="stream")
+
+
+def split_system(messages: list[Message]) -> tuple[str, list[Message]]:
+    """Join all system messages into one prompt and return the rest in order."""
+    system = "\n\n".join(m["content"] for m in messages if m.get("role") == "system")
+    return system, [m for m in messages if m.get("role") != "system"]
