@@ -251,6 +251,9 @@ CREATE TABLE IF NOT EXISTS records (
 """
 
 
+_MERGEABLE = ("text_delta", "thinking_delta")
+
+
 class TurnRecord(BaseModel):
     turn_id: str
     session_id: str
@@ -289,7 +292,7 @@ class EventLog:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
         self._lock = threading.RLock()
-        self._pending_events: list[tuple[str, str, int, str, str]] = []
+        self._pending_events: list[tuple] = []
         self._pending_turns: list[tuple] = []
         self._turn_updates: list[tuple] = []
         self._flush_every = flush_every
@@ -297,22 +300,38 @@ class EventLog:
 
     # writing ---------------------------------------------------------------
     def append(self, event: EventBase) -> None:
-        data = event.model_dump_json()
-        if self._redact is not None:
-            data = self._redact(data)
         etype = getattr(event, "type", "")
         with self._lock:
+            if etype in _MERGEABLE and self._pending_events:
+                # Consecutive deltas of one step are stored as one row: replay renders the
+                # same text, and a 2,000-token answer costs one row instead of 2,000.
+                prev = self._pending_events[-1]
+                if prev[3] == etype and prev[1] == event.turn_id and prev[5] == event.step:  # type: ignore[attr-defined]
+                    merged = prev[6] + event.text  # type: ignore[attr-defined]
+                    self._pending_events[-1] = prev[:6] + (merged,)
+                    return
             if isinstance(event, TurnStart):
                 self._pending_turns.append(
                     (event.turn_id, event.session_id, event.ts, self._scrub(event.user_message))
                 )
-            self._pending_events.append((event.session_id, event.turn_id, event.seq, etype, data))
+            if etype in _MERGEABLE:
+                self._pending_events.append(
+                    (event.session_id, event.turn_id, event.seq, etype, event, event.step, event.text)  # type: ignore[attr-defined]
+                )
+            else:
+                self._pending_events.append((event.session_id, event.turn_id, event.seq, etype, event))
             if isinstance(event, TurnEnd):
                 self._turn_updates.append(
                     (event.ts, event.status, self._scrub(event.text), event.turn_id)
                 )
             if etype in ("step_end", "turn_end") or len(self._pending_events) >= self._flush_every:
                 self.flush()
+
+    def _row(self, pending: tuple) -> tuple[str, str, int, str, str]:
+        session_id, turn_id, seq, etype, event = pending[:5]
+        if etype in _MERGEABLE and pending[6] != event.text:
+            event = event.model_copy(update={"text": pending[6]})
+        return session_id, turn_id, seq, etype, self._scrub(event.model_dump_json())
 
     def _scrub(self, text: str) -> str:
         return self._redact(text) if self._redact is not None else text
@@ -335,7 +354,7 @@ class EventLog:
                     )
                 db.executemany(
                     "INSERT INTO events(session_id, turn_id, seq, type, data) VALUES (?, ?, ?, ?, ?)",
-                    self._pending_events,
+                    [self._row(p) for p in self._pending_events],
                 )
                 db.executemany(
                     "UPDATE turns SET ended = ?, status = ?, text = ? WHERE turn_id = ?",

@@ -88,7 +88,7 @@ class ProviderResult(BaseModel):
         """The assistant message this result adds to history."""
         msg: Message = {"role": "assistant", "content": self.text}
         if self.thinking:
-            msg["thinking"] = [b.model_dump(exclude_none=True) for b in self.thinking]
+            msg["thinking"] = [b.model_dump(exclude_defaults=True) for b in self.thinking]
         if self.tool_calls:
             msg["tool_calls"] = [
                 {"id": c.id, "name": c.name, "arguments": c.arguments} for c in self.tool_calls

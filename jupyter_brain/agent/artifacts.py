@@ -1,0 +1,85 @@
+"""ArtifactStore: where tool output too large for the context goes.
+
+The model gets a preview and a handle; the full text stays on disk (or in memory) and
+can be paged through with the ``read_artifact`` tool.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from pathlib import Path
+
+TOOL_MESSAGE_MAX_CHARS = 12_000
+PREVIEW_CHARS = 2_000
+
+
+class ArtifactStore:
+    def __init__(self, root: str | Path | None = None) -> None:
+        self.root = Path(root) if root is not None else None
+        self._memory: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def put(self, text: str, *, prefix: str = "art") -> str:
+        digest = hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:16]
+        handle = f"{prefix}_{digest}"
+        with self._lock:
+            if self.root is not None:
+                self.root.mkdir(parents=True, exist_ok=True)
+                path = self.root / f"{handle}.txt"
+                if not path.exists():
+                    path.write_text(text, encoding="utf-8")
+            else:
+                self._memory[handle] = text
+        return handle
+
+    def get(self, handle: str) -> str:
+        if not handle.replace("_", "").isalnum():
+            raise KeyError(f"not an artifact handle: {handle!r}")
+        with self._lock:
+            if handle in self._memory:
+                return self._memory[handle]
+            if self.root is not None:
+                path = self.root / f"{handle}.txt"
+                if path.exists():
+                    return path.read_text(encoding="utf-8")
+        raise KeyError(f"no artifact {handle!r}")
+
+    def offload(self, text: str, limit: int = TOOL_MESSAGE_MAX_CHARS) -> tuple[str, str | None]:
+        """Return (what the model sees, handle or None). Small output passes unchanged."""
+        if len(text) <= limit:
+            return text, None
+        handle = self.put(text)
+        preview = text[:PREVIEW_CHARS]
+        note = (
+            f"\n\n[Output truncated: {len(text):,} characters in total. The full output is "
+            f"stored as artifact '{handle}'; call read_artifact(handle='{handle}', offset=..., "
+            f"length=...) to read more.]"
+        )
+        return preview + note, handle
+
+
+def artifact_tool(store: ArtifactStore):
+    """The read-only tool that pages through stored artifacts."""
+    from .tools import ToolError, tool
+
+    @tool(name="read_artifact")
+    def read_artifact(handle: str, offset: int = 0, length: int = 8000) -> str:
+        """Read part of a large tool output that was stored as an artifact.
+
+        Args:
+            handle: the artifact handle from the truncated output
+            offset: character offset to start from
+            length: how many characters to read (at most 10000)
+        """
+        try:
+            text = store.get(handle)
+        except KeyError as exc:
+            raise ToolError(str(exc)) from None
+        length = max(1, min(length, 10_000))
+        part = text[offset : offset + length]
+        rest = len(text) - (offset + len(part))
+        suffix = f"\n[{rest:,} more characters after offset {offset + len(part)}]" if rest > 0 else ""
+        return part + suffix
+
+    return read_artifact

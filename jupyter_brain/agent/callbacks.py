@@ -1,0 +1,39 @@
+"""AgentCallbacks: hooks for UIs and scripts. A failing callback is logged, never fatal."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+log = logging.getLogger("jupyter_brain.callbacks")
+
+
+@dataclass
+class AgentCallbacks:
+    """Optional hooks. ``on_event`` sees every event; the others are conveniences.
+
+    Subclass and override, or pass callables to the constructor.
+    """
+
+    on_stream_chunk: Callable[[str], Any] | None = None  # text delta
+    on_tool_start: Callable[[str, Any], Any] | None = None  # (name, arguments)
+    on_tool_end: Callable[[Any], Any] | None = None  # ToolCallEnd event
+    on_reflection: Callable[[Any], Any] | None = None  # ReflectionResult
+    on_step: Callable[[int], Any] | None = None  # step number, at step start
+    on_event: Callable[[Any], Any] | None = None  # every Event
+
+    def fire(self, hook: str, *args: Any) -> None:
+        """Call one hook if set; swallow and log its failure so the turn goes on."""
+        fn = getattr(self, hook, None)
+        if fn is None:
+            # A subclass method is shadowed by the dataclass's None default: find it.
+            method = getattr(type(self), hook, None)
+            if not callable(method):
+                return
+            fn = method.__get__(self)
+        try:
+            fn(*args)
+        except Exception:  # noqa: BLE001 - a UI bug must never break the agent
+            log.exception("callback %s failed", hook)

@@ -1,0 +1,298 @@
+"""BoundedToolExecutor: runs the model's tool calls behind gates, with timeouts.
+
+Order of gates for each call: unknown tool → blocked this turn → permission denied →
+argument validation (with repair) → approval when the mode asks → run with a timeout.
+Whatever happens, the call ends as a ``ToolOutcome`` with text for the model: a tool
+that raises, hangs or gets bad arguments never breaks the turn.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..providers.base import ToolCall
+from .artifacts import ArtifactStore
+from .repair import describe_validation_error, repair_arguments
+from .tools import AgentToolRegistry, NonRetryableToolError, ToolError, ToolSpec, format_tool_output
+
+MAX_REPAIR_ATTEMPTS = 3
+
+# approver(call, spec, arguments) -> True to run the call, False to deny it
+Approver = Callable[[ToolCall, ToolSpec, Any], bool]
+
+
+@dataclass
+class ToolOutcome:
+    call: ToolCall
+    status: str  # ToolStatus: ok | error | timeout | denied | blocked | invalid | interrupted
+    output: str  # what the model reads
+    wave: int = 0
+    duration_ms: float = 0.0
+    arguments: Any = None
+    repaired: bool = False
+    repair_notes: list[str] = field(default_factory=list)
+    artifact: str | None = None
+    error: str | None = None
+    blocks_tool: bool = False  # a non-retryable failure: no more calls of this tool this turn
+
+    @property
+    def is_error(self) -> bool:
+        return self.status != "ok"
+
+    def to_message(self) -> dict[str, Any]:
+        return {
+            "role": "tool",
+            "tool_call_id": self.call.id,
+            "name": self.call.name,
+            "content": self.output,
+            "is_error": self.is_error,
+        }
+
+
+@dataclass
+class ToolTurnState:
+    """What the executor remembers within one turn."""
+
+    blocked: dict[str, str] = field(default_factory=dict)  # tool -> reason
+    invalid_attempts: dict[str, int] = field(default_factory=dict)
+    results: list[dict[str, Any]] = field(default_factory=list)  # lightweight feed for reflection
+    waves: int = 0
+
+
+class _Run:
+    """One tool invocation on a daemon thread (so a hung tool can be abandoned)."""
+
+    def __init__(self, spec: ToolSpec, validated: Any) -> None:
+        self.done = threading.Event()
+        self.value: Any = None
+        self.exc: BaseException | None = None
+        self.thread = threading.Thread(
+            target=self._target, args=(spec, validated), name=f"tool:{spec.name}", daemon=True
+        )
+
+    def _target(self, spec: ToolSpec, validated: Any) -> None:
+        try:
+            self.value = spec.invoke(validated)
+        except BaseException as exc:  # noqa: BLE001 - reported to the model
+            self.exc = exc
+        finally:
+            self.done.set()
+
+
+class BoundedToolExecutor:
+    MAX_REPAIR_ATTEMPTS = MAX_REPAIR_ATTEMPTS
+
+    def __init__(
+        self,
+        registry: AgentToolRegistry,
+        *,
+        artifacts: ArtifactStore | None = None,
+        parallel_enabled: bool = True,
+        enable_validation: bool = True,
+        approver: Approver | None = None,
+        output_limit: int = 12_000,
+    ) -> None:
+        self.registry = registry
+        self.artifacts = artifacts or ArtifactStore()
+        self.parallel_enabled = parallel_enabled
+        self.enable_validation = enable_validation
+        self.approver = approver
+        self.output_limit = output_limit
+
+    # planning -------------------------------------------------------------------
+    def plan_waves(self, calls: list[ToolCall]) -> list[list[ToolCall]]:
+        """Consecutive parallel-safe calls share a wave; any other call runs alone, in order."""
+        waves: list[list[ToolCall]] = []
+        last_safe = False
+        for call in calls:
+            spec = self.registry.get(call.name)
+            safe = self.parallel_enabled and spec is not None and spec.parallel_safe
+            if safe and last_safe:
+                waves[-1].append(call)
+            else:
+                waves.append([call])
+            last_safe = safe
+        return waves
+
+    # running --------------------------------------------------------------------
+    def execute(
+        self,
+        calls: list[ToolCall],
+        state: ToolTurnState,
+        *,
+        remaining_s: Callable[[], float] = lambda: float("inf"),
+        on_start: Callable[[ToolCall, int, Any, bool, list[str]], None] | None = None,
+        on_end: Callable[[ToolOutcome], None] | None = None,
+        cancelled: Callable[[], bool] = lambda: False,
+    ) -> list[ToolOutcome]:
+        """Run all calls wave by wave; returns one outcome per call, in call order."""
+        outcomes: dict[str, ToolOutcome] = {}
+        for wave in self.plan_waves(calls):
+            state.waves += 1
+            wave_no = state.waves
+            if cancelled():
+                for call in wave:
+                    outcomes[call.id] = self._finish(
+                        ToolOutcome(call, "interrupted", "[not run: the turn was interrupted]", wave_no),
+                        state, on_end,
+                    )
+                continue
+            prepared = []
+            for call in wave:
+                gate = self._gate(call, state, wave_no)
+                if isinstance(gate, ToolOutcome):
+                    if on_start:
+                        on_start(call, wave_no, call.arguments, False, [])
+                    outcomes[call.id] = self._finish(gate, state, on_end)
+                else:
+                    spec, validated, args, notes = gate
+                    if on_start:
+                        on_start(call, wave_no, args, bool(notes), notes)
+                    prepared.append((call, spec, validated, args, notes))
+            approved = []
+            for call, spec, validated, args, notes in prepared:
+                denial = self._approve(call, spec, args, wave_no)
+                if denial is not None:
+                    outcomes[call.id] = self._finish(denial, state, on_end)
+                else:
+                    approved.append((call, spec, validated, args, notes))
+            for outcome in self._run_wave(approved, wave_no, remaining_s):
+                outcomes[outcome.call.id] = self._finish(outcome, state, on_end)
+        return [outcomes[c.id] for c in calls]
+
+    def _gate(self, call: ToolCall, state: ToolTurnState, wave: int) -> ToolOutcome | tuple:
+        spec = self.registry.get(call.name)
+        if spec is None:
+            available = ", ".join(self.registry.names()) or "(none)"
+            return ToolOutcome(call, "invalid", f"Unknown tool '{call.name}'. Available tools: {available}.",
+                               wave, error="unknown tool")
+        if call.name in state.blocked:
+            return ToolOutcome(call, "blocked", f"Tool '{call.name}' is blocked for the rest of this turn: "
+                               f"{state.blocked[call.name]}. Use another approach.", wave,
+                               error="blocked")
+        if self.registry.permission_for(call.name) == "deny":
+            mode = self.registry.permission_mode.value
+            return ToolOutcome(
+                call, "denied",
+                f"Permission denied: '{call.name}' {_effect_verb(spec)} and is not allowed in "
+                f"permission mode '{mode}'. Do not retry it; continue without it or tell the user "
+                "what you would need.", wave, error="permission denied")
+        args: Any = call.arguments
+        notes: list[str] = []
+        if not self.enable_validation:
+            return spec, spec.args_model.model_construct(**(args if isinstance(args, dict) else {})), args, notes
+        try:
+            if call.raw_arguments is not None:
+                raise ValueError("malformed JSON")
+            validated = spec.args_model.model_validate(args if args is not None else {})
+            return spec, validated, args, notes
+        except (ValidationError, ValueError):
+            pass
+        args, notes = repair_arguments(args, spec.args_model, call.raw_arguments)
+        try:
+            validated = spec.args_model.model_validate(args)
+            return spec, validated, args, notes
+        except ValidationError as exc:
+            if call.raw_arguments is not None and not isinstance(args, dict):
+                message = (f"Invalid arguments for tool '{call.name}': the arguments were not valid JSON "
+                           f"({call.raw_arguments[:200]!r}). Send a JSON object.")
+            else:
+                message = describe_validation_error(call.name, exc, spec.input_schema)
+            count = state.invalid_attempts.get(call.name, 0) + 1
+            state.invalid_attempts[call.name] = count
+            if count >= self.MAX_REPAIR_ATTEMPTS:
+                state.blocked[call.name] = f"{count} calls with invalid arguments"
+                message += f"\nThe tool is now blocked for this turn after {count} invalid calls."
+            return ToolOutcome(call, "invalid", message, wave, arguments=args, error="invalid arguments")
+
+    def _approve(self, call: ToolCall, spec: ToolSpec, args: Any, wave: int) -> ToolOutcome | None:
+        if self.registry.permission_for(call.name) != "ask":
+            return None
+        if self.approver is None:
+            return ToolOutcome(
+                call, "denied",
+                f"'{call.name}' {_effect_verb(spec)} and needs the user's approval, but no approval "
+                "channel is available. Continue without it, or tell the user to allow it.",
+                wave, arguments=args, error="no approver")
+        try:
+            ok = bool(self.approver(call, spec, args))
+        except Exception as exc:  # noqa: BLE001
+            ok, reason = False, f"approval failed: {exc}"
+        else:
+            reason = "the user denied this call"
+        if ok:
+            return None
+        return ToolOutcome(call, "denied", f"Denied: {reason}. Do not retry the same call; adjust your approach.",
+                           wave, arguments=args, error="denied")
+
+    def _run_wave(self, items: list[tuple], wave: int, remaining_s: Callable[[], float]) -> list[ToolOutcome]:
+        if not items:
+            return []
+        runs = []
+        for call, spec, validated, args, notes in items:
+            run = _Run(spec, validated)
+            start = time.perf_counter()
+            run.thread.start()
+            runs.append([call, spec, validated, args, notes, run, start, False])
+        outcomes = []
+        for entry in runs:
+            call, spec, validated, args, notes, run, start, _ = entry
+            outcome = self._await(call, spec, validated, run, start, wave, remaining_s)
+            outcome.arguments, outcome.repaired, outcome.repair_notes = args, bool(notes), notes
+            outcomes.append(outcome)
+        return outcomes
+
+    def _await(self, call, spec, validated, run: _Run, start: float, wave: int, remaining_s) -> ToolOutcome:
+        attempts = 1
+        attempt_start = start  # calls of a wave run together: time each from its own start
+        while True:
+            left = spec.timeout_s - (time.perf_counter() - attempt_start)
+            finished = run.done.wait(max(0.0, min(left, remaining_s())))
+            if finished:
+                break
+            if spec.retry_on_timeout and attempts == 1 and remaining_s() > 0:
+                attempts += 1
+                run = _Run(spec, validated)
+                attempt_start = time.perf_counter()
+                run.thread.start()
+                continue
+            duration = (time.perf_counter() - start) * 1000
+            why = f"timed out after {spec.timeout_s:g}s" + (" (retried once)" if attempts > 1 else "")
+            reason = why if remaining_s() > 0 else "the turn's deadline passed"
+            return ToolOutcome(call, "timeout", f"Tool '{call.name}' {reason}. It is blocked for the rest of "
+                               "this turn; try a cheaper approach.", wave, duration, error=reason)
+        duration = (time.perf_counter() - start) * 1000
+        if run.exc is not None:
+            return self._failure(call, run.exc, wave, duration)
+        text = format_tool_output(run.value)
+        shown, handle = self.artifacts.offload(text, self.output_limit)
+        return ToolOutcome(call, "ok", shown, wave, duration, artifact=handle)
+
+    def _failure(self, call: ToolCall, exc: BaseException, wave: int, duration: float) -> ToolOutcome:
+        if isinstance(exc, ToolError):
+            message = str(exc) or type(exc).__name__
+        else:
+            frames = traceback.extract_tb(exc.__traceback__)
+            where = f" (at {frames[-1].name}, line {frames[-1].lineno})" if frames else ""
+            message = f"{type(exc).__name__}: {exc}{where}"
+        return ToolOutcome(call, "error", f"Tool '{call.name}' failed: {message}", wave, duration,
+                           error=message, blocks_tool=isinstance(exc, NonRetryableToolError))
+
+    def _finish(self, outcome: ToolOutcome, state: ToolTurnState, on_end) -> ToolOutcome:
+        if outcome.status == "timeout" or outcome.blocks_tool:
+            state.blocked.setdefault(outcome.call.name, outcome.error or outcome.status)
+        state.results.append({"name": outcome.call.name, "status": outcome.status, "output": outcome.output[:500]})
+        if on_end:
+            on_end(outcome)
+        return outcome
+
+
+def _effect_verb(spec: ToolSpec) -> str:
+    return {"write": "writes files", "execute": "executes code"}.get(spec.effect, "reads data")

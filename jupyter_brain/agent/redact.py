@@ -1,0 +1,49 @@
+"""Masking secrets (API keys, bearer tokens) in anything that is logged or displayed."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+
+_PATTERNS = [
+    re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}"),  # Anthropic
+    re.compile(r"sk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{16,}"),  # OpenAI
+    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-+/=]{12,}"),
+    re.compile(r"(?i)((?:api[_-]?key|x-api-key|authorization|token|secret)[\"']?\s*[:=]\s*[\"']?)[A-Za-z0-9._\-+/=]{12,}"),
+    re.compile(r"gh[pousr]_[A-Za-z0-9]{20,}"),  # GitHub
+    re.compile(r"hf_[A-Za-z0-9]{20,}"),  # Hugging Face
+    re.compile(r"AKIA[0-9A-Z]{16}"),  # AWS access key id
+]
+_ENV_KEYS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "JUPYTER_BRAIN_API_KEY")
+MASK = "[REDACTED]"
+
+
+class Redactor:
+    """Callable str -> str. Known key formats plus the exact values of configured keys."""
+
+    def __init__(self, secrets: Iterable[str] = (), *, include_env: bool = True) -> None:
+        values = {s for s in secrets if s and len(s) >= 8}
+        if include_env:
+            values |= {os.environ[k] for k in _ENV_KEYS if len(os.environ.get(k, "")) >= 8}
+        self._values = sorted(values, key=len, reverse=True)
+
+    def add(self, secret: str) -> None:
+        if secret and len(secret) >= 8 and secret not in self._values:
+            self._values.append(secret)
+            self._values.sort(key=len, reverse=True)
+
+    def __call__(self, text: str) -> str:
+        for value in self._values:
+            if value in text:
+                text = text.replace(value, MASK)
+        for pattern in _PATTERNS:
+            if pattern.groups:
+                text = pattern.sub(lambda m: m.group(1) + MASK, text)
+            else:
+                text = pattern.sub(MASK, text)
+        return text
+
+
+def redact(text: str) -> str:
+    return Redactor()(text)

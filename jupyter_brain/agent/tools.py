@@ -1,0 +1,283 @@
+"""Tools the model may call: typed Python functions with a pydantic-built JSON schema.
+
+A tool is declared once, as an ordinary annotated function; its argument model,
+JSON schema and description come from the signature and docstring, so what the model
+is told and what is validated can never disagree.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Literal, get_type_hints
+
+from pydantic import BaseModel, ConfigDict, create_model
+from pydantic.fields import FieldInfo
+
+TOOL_CALL_TIMEOUT_S = 45.0
+
+ToolEffect = Literal["read", "write", "execute"]
+Permission = Literal["allow", "ask", "deny"]
+
+
+class PermissionMode(str, Enum):
+    """How tools that write or execute are gated. Read tools are always allowed."""
+
+    READ_ONLY = "read-only"
+    ASK = "ask"
+    AUTO = "auto"
+
+    @classmethod
+    def parse(cls, value: PermissionMode | str) -> PermissionMode:
+        if isinstance(value, PermissionMode):
+            return value
+        try:
+            return cls(str(value).strip().lower().replace("_", "-"))
+        except ValueError:
+            choices = ", ".join(m.value for m in cls)
+            raise ValueError(f"unknown permission mode {value!r}; choose one of: {choices}") from None
+
+
+class ToolError(Exception):
+    """A tool failed in a way the model should hear about and may retry."""
+
+
+class NonRetryableToolError(ToolError):
+    """A tool failed for good: it is blocked for the rest of the turn."""
+
+
+@dataclass
+class ToolSpec:
+    name: str
+    description: str
+    fn: Callable[..., Any]
+    args_model: type[BaseModel]
+    effect: ToolEffect = "read"
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        schema = self.args_model.model_json_schema()
+        schema.pop("title", None)
+        for prop in schema.get("properties", {}).values():
+            prop.pop("title", None)
+        return schema
+
+    def schema(self) -> dict[str, Any]:
+        """The provider-neutral tool schema offered to the model."""
+        return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+
+    @property
+    def timeout_s(self) -> float:
+        return float(self.metadata.get("tool_timeout_s", TOOL_CALL_TIMEOUT_S))
+
+    @property
+    def retry_on_timeout(self) -> bool:
+        return bool(self.metadata.get("retry_on_timeout", True))
+
+    @property
+    def parallel_safe(self) -> bool:
+        """Read tools may run beside each other; writes and executions run alone, in order."""
+        return bool(self.metadata.get("parallel_safe", self.effect == "read"))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*args, **kwargs)
+
+    def invoke(self, validated: BaseModel) -> Any:
+        return self.fn(**{name: getattr(validated, name) for name in type(validated).model_fields})
+
+
+def format_tool_output(value: Any) -> str:
+    """What the model reads back: strings verbatim, JSON where possible, repr otherwise."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, default=_json_default)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _json_default(obj: Any) -> Any:
+    if isinstance(obj, BaseModel):
+        return obj.model_dump(mode="json")
+    raise TypeError
+
+
+_ARG_LINE = re.compile(r"^\s*(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
+
+
+def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """Split a Google/NumPy-ish docstring into its description and per-argument text."""
+    doc = inspect.cleandoc(doc or "")
+    lines = doc.splitlines()
+    description: list[str] = []
+    params: dict[str, str] = {}
+    section = "desc"
+    current: str | None = None
+    for line in lines:
+        header = line.strip().lower().rstrip(":")
+        if header in ("args", "arguments", "parameters", "params"):
+            section, current = "args", None
+            continue
+        if header in ("returns", "return", "raises", "yields", "examples", "example", "notes"):
+            section, current = "other", None
+            continue
+        if section == "desc":
+            description.append(line)
+        elif section == "args":
+            if set(line.strip()) <= {"-"}:
+                continue
+            match = _ARG_LINE.match(line)
+            indent = len(line) - len(line.lstrip())
+            if match and (current is None or indent <= params.get("__indent__", indent)):
+                current = match.group(1).lstrip("*")
+                params[current] = match.group(2).strip()
+                params["__indent__"] = indent  # type: ignore[assignment]
+            elif current and line.strip():
+                params[current] = (params[current] + " " + line.strip()).strip()
+    params.pop("__indent__", None)
+    return "\n".join(description).strip(), params
+
+
+def _args_model(fn: Callable[..., Any], name: str, param_docs: dict[str, str]) -> type[BaseModel]:
+    signature = inspect.signature(fn)
+    try:
+        hints = get_type_hints(fn, include_extras=True)
+    except Exception:  # unresolved forward refs: fall back to raw annotations
+        hints = {}
+    fields: dict[str, Any] = {}
+    for pname, param in signature.parameters.items():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        annotation = hints.get(pname, param.annotation)
+        if annotation is inspect.Parameter.empty:
+            annotation = Any
+        default = param.default
+        if isinstance(default, FieldInfo):
+            info = default
+        else:
+            info = FieldInfo.from_annotated_attribute(
+                annotation, ... if default is inspect.Parameter.empty else default
+            )
+        if info.description is None and pname in param_docs:
+            info.description = param_docs[pname]
+        fields[pname] = (annotation, info)
+    model_name = "".join(part.capitalize() for part in re.split(r"[^0-9a-zA-Z]+", name)) + "Args"
+    return create_model(model_name, __config__=ConfigDict(extra="forbid"), **fields)
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    effect: ToolEffect = "read",
+    tool_timeout_s: float = TOOL_CALL_TIMEOUT_S,
+    retry_on_timeout: bool = True,
+    **metadata: Any,
+) -> Any:
+    """Turn a typed function into a ``ToolSpec``.
+
+    ``effect`` says whether the tool only reads (always allowed) or writes / executes
+    (gated by the permission mode). Usable bare (``@tool``) or with options.
+    """
+
+    def wrap(func: Callable[..., Any]) -> ToolSpec:
+        tool_name = name or func.__name__
+        doc_description, param_docs = _parse_docstring(func.__doc__ or "")
+        meta = {"tool_timeout_s": float(tool_timeout_s), "retry_on_timeout": retry_on_timeout}
+        meta.update(metadata)
+        return ToolSpec(
+            name=tool_name,
+            description=description or doc_description or tool_name.replace("_", " "),
+            fn=func,
+            args_model=_args_model(func, tool_name, param_docs),
+            effect=effect,
+            metadata=meta,
+        )
+
+    return wrap(fn) if fn is not None else wrap
+
+
+class AgentToolRegistry:
+    """The tools a harness may offer, and the rules for which may run without asking."""
+
+    def __init__(
+        self,
+        tools: Iterable[ToolSpec | Callable[..., Any]] = (),
+        *,
+        permission_mode: PermissionMode | str = PermissionMode.ASK,
+    ) -> None:
+        self._tools: dict[str, ToolSpec] = {}
+        self.permission_mode = PermissionMode.parse(permission_mode)
+        self._overrides: dict[str, Permission] = {}
+        for t in tools:
+            self.register(t)
+
+    def register(self, spec: ToolSpec | Callable[..., Any]) -> ToolSpec:
+        if not isinstance(spec, ToolSpec):
+            spec = tool(spec)
+        self._tools[spec.name] = spec
+        return spec
+
+    def unregister(self, name: str) -> None:
+        self._tools.pop(name, None)
+
+    def get(self, name: str) -> ToolSpec | None:
+        return self._tools.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __iter__(self) -> Iterator[ToolSpec]:
+        return iter(list(self._tools.values()))
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def schemas(self, names: Iterable[str] | None = None) -> list[dict[str, Any]]:
+        chosen = self._tools.values() if names is None else [self._tools[n] for n in names if n in self._tools]
+        return [spec.schema() for spec in chosen]
+
+    def copy(self) -> AgentToolRegistry:
+        clone = AgentToolRegistry(self._tools.values(), permission_mode=self.permission_mode)
+        clone._overrides = dict(self._overrides)
+        return clone
+
+    # permissions -------------------------------------------------------------
+    def allow(self, name: str) -> None:
+        self._overrides[name] = "allow"
+
+    def deny(self, name: str) -> None:
+        self._overrides[name] = "deny"
+
+    def clear_override(self, name: str) -> None:
+        self._overrides.pop(name, None)
+
+    @property
+    def overrides(self) -> dict[str, Permission]:
+        return dict(self._overrides)
+
+    def permission_for(self, name: str) -> Permission:
+        """allow / ask / deny for one tool under the current mode and overrides."""
+        if name in self._overrides:
+            return self._overrides[name]
+        spec = self._tools.get(name)
+        if spec is None:
+            return "deny"
+        if spec.effect == "read":
+            return "allow"
+        if self.permission_mode is PermissionMode.READ_ONLY:
+            return "deny"
+        if self.permission_mode is PermissionMode.AUTO:
+            return "allow"
+        return "ask"
