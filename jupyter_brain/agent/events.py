@@ -7,6 +7,7 @@ front-end's TypeScript types.
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Annotated, Any, Literal, Union
 
@@ -295,6 +296,7 @@ class EventLog:
         self._pending_events: list[tuple] = []
         self._pending_turns: list[tuple] = []
         self._turn_updates: list[tuple] = []
+        self._pending_messages: list[tuple[str, str, dict[str, Any]]] = []
         self._flush_every = flush_every
         self._redact = redact  # callable str -> str, applied to everything written
 
@@ -338,7 +340,8 @@ class EventLog:
 
     def flush(self) -> None:
         with self._lock:
-            if not (self._pending_events or self._pending_turns or self._turn_updates):
+            if not (self._pending_events or self._pending_turns or self._turn_updates
+                    or self._pending_messages):
                 return
             db = self._db
             db.execute("BEGIN")
@@ -352,14 +355,22 @@ class EventLog:
                         " VALUES (?, ?, ?, ?, ?)",
                         (turn_id, session_id, idx, started, user_message),
                     )
-                db.executemany(
-                    "INSERT INTO events(session_id, turn_id, seq, type, data) VALUES (?, ?, ?, ?, ?)",
-                    [self._row(p) for p in self._pending_events],
-                )
-                db.executemany(
-                    "UPDATE turns SET ended = ?, status = ?, text = ? WHERE turn_id = ?",
-                    self._turn_updates,
-                )
+                if self._pending_events:
+                    db.executemany(
+                        "INSERT INTO events(session_id, turn_id, seq, type, data) VALUES (?, ?, ?, ?, ?)",
+                        [self._row(p) for p in self._pending_events],
+                    )
+                if self._turn_updates:
+                    db.executemany(
+                        "UPDATE turns SET ended = ?, status = ?, text = ? WHERE turn_id = ?",
+                        self._turn_updates,
+                    )
+                if self._pending_messages:
+                    db.executemany(
+                        "INSERT INTO messages(session_id, turn_id, data) VALUES (?, ?, ?)",
+                        [(sid, tid, self._scrub(json.dumps(m, default=str)))
+                         for sid, tid, m in self._pending_messages],
+                    )
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
@@ -367,22 +378,19 @@ class EventLog:
             self._pending_events.clear()
             self._pending_turns.clear()
             self._turn_updates.clear()
+            self._pending_messages.clear()
 
     def append_messages(self, session_id: str, turn_id: str, messages: list[dict[str, Any]]) -> None:
-        """Persist messages added to a session's history (so a new kernel can resume it)."""
-        import json
+        """Persist messages added to a session's history (so a new kernel can resume it).
 
-        rows = [(session_id, turn_id, self._scrub(json.dumps(m, default=str))) for m in messages]
+        They are committed with the next step or turn boundary, in the same transaction
+        as that step's events, so the log and the history never disagree after a crash.
+        """
         with self._lock:
-            self.flush()
-            self._db.executemany(
-                "INSERT INTO messages(session_id, turn_id, data) VALUES (?, ?, ?)", rows
-            )
+            self._pending_messages.extend((session_id, turn_id, m) for m in messages)
 
     def replace_history(self, session_id: str, messages: list[dict[str, Any]]) -> None:
         """Store a rewritten history (reset, compaction) in one transaction."""
-        import json
-
         rows = [(session_id, "", self._scrub(json.dumps(m, default=str))) for m in messages]
         with self._lock:
             self.flush()
@@ -395,8 +403,6 @@ class EventLog:
 
     def add_record(self, kind: str, data: dict[str, Any], session_id: str | None = None) -> None:
         """Free-form durable records (decisions, comparisons) beside the event stream."""
-        import json
-
         with self._lock:
             self._db.execute(
                 "INSERT INTO records(kind, session_id, ts, data) VALUES (?, ?, ?, ?)",
@@ -447,17 +453,14 @@ class EventLog:
         return [EVENT_ADAPTER.validate_json(r[0]) for r in rows]
 
     def load_history(self, session_id: str) -> list[dict[str, Any]]:
-        import json
-
         with self._lock:
+            self.flush()
             rows = self._db.execute(
                 "SELECT data FROM messages WHERE session_id = ? ORDER BY id", (session_id,)
             ).fetchall()
         return [json.loads(r[0]) for r in rows]
 
     def records(self, kind: str) -> list[dict[str, Any]]:
-        import json
-
         with self._lock:
             rows = self._db.execute(
                 "SELECT session_id, ts, data FROM records WHERE kind = ? ORDER BY id", (kind,)

@@ -170,6 +170,7 @@ class _TurnState:
         self.tools = ToolTurnState()
         self.stub_reflections: set[str] = set()
         self.announced: set[str] = set()  # tool call ids whose ToolCallStart was emitted
+        self.tool_schemas: list[dict[str, Any]] = []  # fixed for the turn
 
     def add_cost(self, cost: float | None) -> None:
         self.cost = None if (cost is None or self.cost is None) else self.cost + cost
@@ -289,6 +290,7 @@ class AgentHarness:
         emit = _Emitter(self, session_id, turn_id, on_event)
         budget = TurnBudget(self.timeout_s, self.max_steps, self.max_reflections)
         state = _TurnState()
+        state.tool_schemas = self.tools.schemas()
         self._thinking.on_turn_start()
         started = time.perf_counter()
         user_msg = {"role": "user", "content": user_message}
@@ -333,10 +335,11 @@ class AgentHarness:
                 if result.tool_calls:
                     outcomes = self._run_tools(result.tool_calls, step, budget, state, emit, cancel)
                     messages.extend(o.to_message() for o in outcomes)
-                emit(StepEnd(step=step, stop_reason=result.stop_reason, tool_calls=len(result.tool_calls)))
                 if persist_history and self.event_log is not None:
+                    # Committed together with the StepEnd below: one transaction per step.
                     self.event_log.append_messages(session_id, turn_id, messages[persisted:])
                     persisted = len(messages)
+                emit(StepEnd(step=step, stop_reason=result.stop_reason, tool_calls=len(result.tool_calls)))
                 self._maybe_reflect(messages, step, budget, state, emit)
                 if not result.tool_calls:
                     final_text = result.text
@@ -366,10 +369,7 @@ class AgentHarness:
             else:
                 messages.append({"role": "assistant", "content": final_text})
         if persist_history and self.event_log is not None:
-            try:
-                self.event_log.append_messages(session_id, turn_id, messages[persisted:])
-            except Exception as exc:  # noqa: BLE001 - the turn's result matters more
-                emit(ErrorEvent(step=step, kind="event_log", message=f"could not save history: {exc}"))
+            self.event_log.append_messages(session_id, turn_id, messages[persisted:])
         duration = time.perf_counter() - started
         emit(TurnEnd(
             status=status, text=final_text, steps=len(state.steps), tool_calls=len(state.tool_calls),
@@ -403,7 +403,7 @@ class AgentHarness:
     def _call_model(self, messages, system_prompt, step, budget, state, emit, cancel):
         """One model call. Returns (result, None), or (None, partial_text) when cut short."""
         request = self._request(messages, system_prompt)
-        tool_schemas = self.tools.schemas()
+        tool_schemas = state.tool_schemas
         native = bool(getattr(self.provider, "supports_native_thinking", False))
         thinking_budget = self.think_level.token_budget if native else 0
         parser = self.strategy.parser() if self.strategy is not None else None

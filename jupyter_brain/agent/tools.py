@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import cached_property
 from typing import Any, Literal, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, create_model
@@ -59,8 +60,9 @@ class ToolSpec:
     effect: ToolEffect = "read"
     metadata: dict[str, Any] = field(default_factory=dict)
 
-    @property
+    @cached_property
     def input_schema(self) -> dict[str, Any]:
+        """JSON schema of the arguments (built once: pydantic schema generation is slow)."""
         schema = self.args_model.model_json_schema()
         schema.pop("title", None)
         for prop in schema.get("properties", {}).values():

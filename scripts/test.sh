@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Install everything the test suite needs on a fresh machine, then run all tests:
+# Python unit/integration tests, the front-end's vitest suite, the example notebooks
+# under nbval, and the real-browser check (JupyterLab + headless Debian Chromium).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3}
+VENV=${VENV:-.venv}
+
+# Debian's Chromium for the browser test (never a downloaded browser build).
+if [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+
+[ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
+"$VENV/bin/python" -m pip install -q --upgrade pip
+# Front-end first: the Python package ships the built bundle.
+(cd js && npm ci --no-audit --no-fund --loglevel=error && npm run build && npm test)
+"$VENV/bin/python" -m pip install -q -e ".[test]"
+
+export PYTHONUNBUFFERED=1
+"$VENV/bin/python" -m pytest tests notebooks --nbval-lax -p no:cacheprovider "$@"
