@@ -1,0 +1,490 @@
+"""``%%agent`` cells and ``%agent`` subcommands.
+
+The magic parses flags (argparse, with errors turned into short usage messages),
+resolves the provider, builds the turn's harness from the session, shows a view
+*before* streaming into it, and stores the ``TurnResult`` in ``_agent`` (and ``--out``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+from pydantic import ValidationError
+from traitlets import Bool, CaselessStrEnum, Float, Int, Unicode
+
+from .agent.tools import ToolSpec
+from .interpolate import interpolate
+from .providers.base import LLMProvider, ProviderError
+from .session import (
+    PERMISSION_CHOICES,
+    STRATEGY_CHOICES,
+    THINK_CHOICES,
+    AgentOptions,
+    SessionManager,
+)
+
+# User tools registered with @jupyter_brain.tool, offered in every session of the kernel.
+USER_TOOLS: dict[str, ToolSpec] = {}
+
+SUBCOMMANDS = {
+    "status": "the current session, its settings and context use",
+    "sessions": "list sessions (this kernel's and the event log's)",
+    "new [NAME]": "start a new session and make it current",
+    "use NAME": "switch to a session (reopens it from the event log after a restart)",
+    "reset": "clear the current session's history",
+    "history [N]": "the last N messages of the current session",
+    "tools": "the tools the agent can use, with their permission",
+    "allow TOOL / deny TOOL": "always allow / never allow a tool in this session",
+    "cost": "tokens and cost per turn and in total",
+    "log [N]": "the last N events of the current session",
+    "replay [TURN]": "re-render a past turn (number or id) from the event log",
+    "config [KEY=VALUE ...]": "show or set this kernel's defaults (provider, model, think, ...)",
+    "help": "this help",
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports errors as IPython UsageErrors instead of exiting."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"%%agent: {message}\n{self.format_usage().strip()}")
+
+    def exit(self, status: int = 0, message: str | None = None) -> None:  # type: ignore[override]
+        if message:
+            raise UsageError(message)
+        raise UsageError(self.format_help())
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return value
+
+
+def _lower(text: str) -> str:
+    return text.strip().lower()
+
+
+def build_parser() -> _Parser:
+    p = _Parser(prog="%%agent", add_help=False, description="Run one agent turn on the cell's prompt.")
+    p.add_argument("--think", type=_lower, choices=THINK_CHOICES, help="thinking depth")
+    p.add_argument("--reflect-every", type=_non_negative_int, metavar="N", help="reflect every N steps (0 = never)")
+    p.add_argument("--strategy", type=_lower, choices=STRATEGY_CHOICES, help="reasoning strategy")
+    p.add_argument("--max-steps", type=_positive_int, metavar="N", help="model calls allowed in the turn")
+    p.add_argument("--timeout", type=_positive_float, metavar="S", help="seconds allowed for the turn")
+    p.add_argument("--provider", metavar="P", help="anthropic, openai, ollama, vllm, scripted, auto, or a variable holding a provider")
+    p.add_argument("--model", metavar="M", help="model id")
+    p.add_argument("--session", metavar="NAME", help="session to run in (created if new)")
+    p.add_argument("--new", action="store_true", help="start a fresh session first")
+    p.add_argument("--permission", type=_lower, choices=PERMISSION_CHOICES, help="what tools may do")
+    stream = p.add_mutually_exclusive_group()
+    stream.add_argument("--no-stream", dest="stream", action="store_false", default=None, help="wait for whole answers")
+    stream.add_argument("--stream", dest="stream", action="store_true", help="stream answers (default)")
+    p.add_argument("--out", metavar="VAR", help="also store the TurnResult in this variable")
+    p.add_argument("-h", "--help", action="store_true", help="show this help")
+    return p
+
+
+PARSER = build_parser()
+
+
+@magics_class
+class AgentMagics(Magics):
+    """Kernel defaults (also settable as ``%config AgentMagics.<name> = ...``)."""
+
+    provider = Unicode("auto", help="default provider name or variable").tag(config=True)
+    model = Unicode(None, allow_none=True, help="default model id").tag(config=True)
+    think = CaselessStrEnum(THINK_CHOICES, default_value="off").tag(config=True)
+    reflect_every = Int(0, help="reflect every N steps").tag(config=True)
+    strategy = CaselessStrEnum(STRATEGY_CHOICES, default_value="none").tag(config=True)
+    max_steps = Int(6).tag(config=True)
+    timeout = Float(120.0).tag(config=True)
+    permission = CaselessStrEnum(PERMISSION_CHOICES, default_value="ask").tag(config=True)
+    stream = Bool(True).tag(config=True)
+    data_dir = Unicode(".jupyter_brain", help="where the event log and artifacts live").tag(config=True)
+
+    _CONFIG_KEYS = ("provider", "model", "think", "reflect_every", "strategy", "max_steps", "timeout",
+                    "permission", "stream")
+
+    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
+        super().__init__(shell=shell, **kwargs)
+        self._manager: SessionManager | None = None
+
+    @property
+    def manager(self) -> SessionManager:
+        if self._manager is None:
+            self._manager = SessionManager(self.data_dir)
+        return self._manager
+
+    # entry point ---------------------------------------------------------------------
+    @line_cell_magic
+    def agent(self, line: str = "", cell: str | None = None) -> Any:
+        """%%agent [flags] + prompt runs a turn; %agent SUBCOMMAND manages sessions."""
+        if cell is None:
+            return self._subcommand(line)
+        return self._turn(line, cell)
+
+    # a turn --------------------------------------------------------------------------
+    def defaults(self) -> dict[str, Any]:
+        return {key: getattr(self, key) for key in self._CONFIG_KEYS}
+
+    def options_for(self, args: argparse.Namespace) -> AgentOptions:
+        values = self.defaults()
+        for key in self._CONFIG_KEYS:
+            flag = getattr(args, key, None)
+            if flag is not None:
+                values[key] = flag
+        try:
+            return AgentOptions(**values)
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            raise UsageError(f"%%agent: invalid setting: {problems}") from None
+
+    def _turn(self, line: str, cell: str) -> None:
+        try:
+            argv = shlex.split(line)
+        except ValueError as exc:
+            raise UsageError(f"%%agent: cannot parse the flags: {exc}") from None
+        args = PARSER.parse_args(argv)
+        if args.help:
+            print(PARSER.format_help())
+            return None
+        prompt = cell.strip()
+        if not prompt:
+            raise UsageError("%%agent: write the prompt in the cell body, below the %%agent line")
+        options = self.options_for(args)
+        if options.reflect_every and options.think == "off":
+            print("note: --reflect-every needs a think level; no reflection at --think off "
+                  "(use --think low, medium or high).")
+        manager = self.manager
+        try:
+            if args.new:
+                session = manager.new(args.session)
+            elif args.session:
+                session = manager.use(args.session)
+            else:
+                session = manager.current
+        except ValueError as exc:
+            raise UsageError(f"%%agent: {exc}") from None
+        provider = self._provider(options)
+        user_ns = self.shell.user_ns if self.shell is not None else {}
+        prompt = interpolate(prompt, user_ns)
+        harness = session.build_harness(
+            provider,
+            self._tools(user_ns),
+            options,
+            approver=self._approver(),
+            working_directory=os.getcwd(),
+            secrets=tuple(s for s in (getattr(provider, "api_key", None),) if isinstance(s, str)),
+        )
+        view = self._view()
+        try:
+            result = session.run(prompt, harness, on_event=view.handle)
+        finally:
+            _close_view(view)
+        user_ns["_agent"] = result
+        if args.out:
+            if not args.out.isidentifier():
+                raise UsageError(f"%%agent: --out needs a variable name, got {args.out!r}")
+            user_ns[args.out] = result
+        return None
+
+    def _provider(self, options: AgentOptions) -> LLMProvider:
+        name = options.provider
+        user_ns = self.shell.user_ns if self.shell is not None else {}
+        candidate = user_ns.get(name)
+        if candidate is not None and not isinstance(candidate, (str, bytes)):
+            if isinstance(candidate, LLMProvider):
+                return candidate
+            raise UsageError(f"%%agent: variable {name!r} is a {type(candidate).__name__}, not an LLM provider")
+        from .providers.registry import get_provider
+
+        try:
+            return get_provider(name, options.model)
+        except ValueError as exc:
+            raise UsageError(f"%%agent: {exc} (or the name of a variable holding a provider)") from None
+        except ProviderError as exc:
+            raise UsageError(f"%%agent: {exc.message}") from None
+
+    def _tools(self, user_ns: dict[str, Any]) -> list[ToolSpec]:
+        from .tools import default_tools
+
+        return [*default_tools(user_ns, os.getcwd()), *USER_TOOLS.values()]
+
+    def _approver(self):
+        """Ask on stdin (Jupyter shows an input box) until the widget approval card exists."""
+
+        def approve(call, spec, arguments) -> bool:
+            from .agent.tools import format_tool_output
+
+            shown = format_tool_output(arguments)
+            if len(shown) > 800:
+                shown = shown[:800] + "…"
+            answer = input(f"Allow {spec.name} ({spec.effect}) with {shown}? [y/N] ")
+            return answer.strip().lower() in ("y", "yes")
+
+        return approve
+
+    def _view(self):
+        """The live widget in a kernel with a front-end; plain text elsewhere."""
+        from IPython.display import display
+
+        from .widgets import TextView
+
+        kernel = getattr(self.shell, "kernel", None)
+        if kernel is not None:
+            try:
+                from .widgets import AgentView
+
+                view = AgentView()
+                display(view)
+                return view
+            except Exception as exc:  # noqa: BLE001 - e.g. the JS bundle is missing
+                print(f"(widget unavailable: {exc}; showing plain text)", file=sys.stderr)
+        return TextView(sys.stdout)
+
+    # subcommands ---------------------------------------------------------------------
+    def _subcommand(self, line: str) -> Any:
+        try:
+            words = shlex.split(line)
+        except ValueError as exc:
+            raise UsageError(f"%agent: {exc}") from None
+        if not words:
+            words = ["help"]
+        command, rest = words[0].lower(), words[1:]
+        handler = getattr(self, f"_cmd_{command.replace('-', '_')}", None)
+        if handler is None:
+            names = ", ".join([*(s.split()[0] for s in SUBCOMMANDS), "deny"])
+            raise UsageError(f"%agent: unknown subcommand {command!r}; choose one of: {names}")
+        return handler(rest)
+
+    def _cmd_help(self, rest: list[str]) -> None:
+        width = max(len(k) for k in SUBCOMMANDS)
+        print("%agent SUBCOMMAND\n")
+        for key, text in SUBCOMMANDS.items():
+            print(f"  %agent {key:<{width}}  {text}")
+        print()
+        print(PARSER.format_help())
+
+    def _cmd_status(self, rest: list[str]) -> None:
+        session = self.manager.current
+        summary = session.cost_tracker.summary()
+        print(f"session: {session.name}")
+        print(f"turns: {len(session.turns())}    messages in history: {len(session.history)}")
+        print("defaults: " + "  ".join(f"{k}={v}" for k, v in self.defaults().items()))
+        print(f"tokens this kernel: in {summary['input_tokens']:,}  out {summary['output_tokens']:,}  "
+              f"cache read {summary['cache_read_tokens']:,}  cache write {summary['cache_creation_tokens']:,}")
+        print(f"event log: {self.manager.event_log.path}")
+
+    def _cmd_sessions(self, rest: list[str]) -> None:
+        manager = self.manager
+        for name in manager.known():
+            turns = len(manager.event_log.turns(name))
+            mark = "*" if name == manager.current.name else " "
+            print(f"{mark} {name}  ({turns} turn{'s' * (turns != 1)})")
+
+    def _cmd_new(self, rest: list[str]) -> None:
+        try:
+            session = self.manager.new(rest[0] if rest else None)
+        except ValueError as exc:
+            raise UsageError(f"%agent new: {exc}") from None
+        print(f"new session: {session.name}")
+
+    def _cmd_use(self, rest: list[str]) -> None:
+        if len(rest) != 1:
+            raise UsageError("%agent use NAME: give exactly one session name")
+        try:
+            session = self.manager.use(rest[0])
+        except ValueError as exc:
+            raise UsageError(f"%agent use: {exc}") from None
+        print(f"session: {session.name} ({len(session.history)} messages in history)")
+
+    def _cmd_reset(self, rest: list[str]) -> None:
+        session = self.manager.current
+        session.reset()
+        print(f"session {session.name}: history cleared")
+
+    def _cmd_history(self, rest: list[str]) -> None:
+        count = _count_arg(rest, "history", default=20)
+        session = self.manager.current
+        messages = session.history[-count:]
+        if not messages:
+            print(f"session {session.name}: no history yet")
+        for msg in messages:
+            print(_message_line(msg))
+
+    def _cmd_tools(self, rest: list[str]) -> None:
+        from .agent.artifacts import artifact_tool
+        from .agent.tools import AgentToolRegistry
+
+        session = self.manager.current
+        registry = AgentToolRegistry(self._tools(self.shell.user_ns), permission_mode=self.permission)
+        registry.register(artifact_tool(session.artifacts))
+        for name, rule in session.overrides.items():
+            (registry.allow if rule == "allow" else registry.deny)(name)
+        print(f"permission mode: {registry.permission_mode.value}")
+        for spec in registry:
+            first = spec.description.splitlines()[0] if spec.description else ""
+            print(f"  {spec.name:<16} {spec.effect:<8} {registry.permission_for(spec.name):<6} {first}")
+
+    def _cmd_allow(self, rest: list[str]) -> None:
+        self._override(rest, "allow")
+
+    def _cmd_deny(self, rest: list[str]) -> None:
+        self._override(rest, "deny")
+
+    def _override(self, rest: list[str], rule: str) -> None:
+        if len(rest) != 1:
+            raise UsageError(f"%agent {rule} TOOL: give exactly one tool name")
+        session = self.manager.current
+        session.overrides[rest[0]] = rule
+        print(f"session {session.name}: {rest[0]} is now {'always allowed' if rule == 'allow' else 'denied'}")
+
+    def _cmd_cost(self, rest: list[str]) -> None:
+        session = self.manager.current
+        tracker = session.cost_tracker
+        if not tracker.turns:
+            print(f"session {session.name}: no turns in this kernel yet")
+            return
+        for i, turn in enumerate(tracker.turns, 1):
+            u = turn.usage
+            cost = "price unknown" if turn.cost_usd is None else f"${turn.cost_usd:.4f}"
+            print(f"turn {i}: in {u.input_tokens:,}  out {u.output_tokens:,}  cache read {u.cache_read_tokens:,}  "
+                  f"cache write {u.cache_creation_tokens:,}  {cost}  ({turn.model or '?'})")
+        total = tracker.total_cost_usd
+        print(f"total: {'price unknown' if total is None else f'${total:.4f}'}")
+
+    def _cmd_log(self, rest: list[str]) -> None:
+        count = _count_arg(rest, "log", default=30)
+        session = self.manager.current
+        events = self.manager.event_log.events(session_id=session.name)[-count:]
+        if not events:
+            print(f"session {session.name}: no events yet")
+        for e in events:
+            print(_event_line(e))
+
+    def _cmd_replay(self, rest: list[str]) -> None:
+        session = self.manager.current
+        turns = session.turns()
+        if not turns:
+            raise UsageError(f"%agent replay: session {session.name} has no turns yet")
+        if not rest:
+            record = turns[-1]
+        else:
+            key = rest[0]
+            if key.isdigit() and 1 <= int(key) <= len(turns):
+                record = turns[int(key) - 1]
+            else:
+                record = next((t for t in turns if t.turn_id == key), None)
+                if record is None:
+                    raise UsageError(f"%agent replay: no turn {key!r}; use 1-{len(turns)} or a turn id")
+        events = self.manager.event_log.events(turn_id=record.turn_id)
+        view = self._view()
+        if hasattr(view, "replay"):
+            view.replay(events)
+        else:
+            for event in events:
+                view.handle(event)
+        _close_view(view)
+
+    def _cmd_config(self, rest: list[str]) -> None:
+        if not rest:
+            for key, value in self.defaults().items():
+                print(f"{key} = {value!r}")
+            return
+        updates: dict[str, Any] = {}
+        for item in rest:
+            if "=" not in item:
+                raise UsageError(f"%agent config: expected KEY=VALUE, got {item!r}")
+            key, value = item.split("=", 1)
+            key = key.strip().replace("-", "_")
+            if key not in self._CONFIG_KEYS:
+                raise UsageError(f"%agent config: unknown key {key!r}; keys: {', '.join(self._CONFIG_KEYS)}")
+            updates[key] = value.strip()
+        merged = {**self.defaults(), **updates}
+        if merged.get("model") in ("", "none", "None"):
+            merged["model"] = None
+        try:
+            options = AgentOptions(**{k: (v.lower() in ("1", "true", "yes", "on") if k == "stream" and isinstance(v, str) else v)
+                                      for k, v in merged.items()})
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            raise UsageError(f"%agent config: {problems}") from None
+        for key in updates:
+            setattr(self, key, getattr(options, key))
+        print("  ".join(f"{k}={getattr(self, k)!r}" for k in updates))
+
+
+def _close_view(view: Any) -> None:
+    """Flush the widget's last batch (the text view has nothing to flush)."""
+    close = getattr(view, "close_stream", None)
+    if close is not None:
+        close()
+
+
+def _count_arg(rest: list[str], command: str, *, default: int) -> int:
+    if not rest:
+        return default
+    if not rest[0].isdigit() or int(rest[0]) < 1:
+        raise UsageError(f"%agent {command} [N]: N must be a positive number, got {rest[0]!r}")
+    return int(rest[0])
+
+
+def _clip(text: str, n: int = 100) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _message_line(msg: dict[str, Any]) -> str:
+    role = msg.get("role", "?")
+    if role == "tool":
+        flag = " (error)" if msg.get("is_error") else ""
+        return f"tool {msg.get('name', '?')}{flag}: {_clip(msg.get('content', ''))}"
+    line = f"{role}: {_clip(msg.get('content', ''))}"
+    for call in msg.get("tool_calls", []):
+        line += f"\n  → {call['name']}({_clip(call.get('arguments'), 60)})"
+    return line
+
+
+def _event_line(e: Any) -> str:
+    step = getattr(e, "step", None)
+    head = f"[{e.turn_id[:6]}] {e.type}" + (f" step {step}" if step is not None else "")
+    detail = ""
+    if e.type in ("text_delta", "thinking_delta"):
+        detail = _clip(e.text, 80)
+    elif e.type in ("tool_call_start", "tool_call_args"):
+        detail = e.name
+    elif e.type == "tool_call_end":
+        detail = f"{e.name} {e.status} {e.duration_ms:.0f} ms"
+    elif e.type == "reflection":
+        detail = f"{e.trigger}: {_clip(e.reflection, 70)}"
+    elif e.type == "error":
+        detail = f"{e.kind}: {_clip(e.message, 70)}"
+    elif e.type == "turn_start":
+        detail = _clip(e.user_message, 70)
+    elif e.type == "turn_end":
+        detail = f"{e.status}: {_clip(e.text, 60)}"
+    elif e.type == "usage":
+        detail = f"in {e.input_tokens} out {e.output_tokens}"
+    return f"{head}  {detail}".rstrip()

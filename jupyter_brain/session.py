@@ -1,0 +1,193 @@
+"""Kernel-held sessions: named conversations with their history, costs and event log.
+
+A ``Session`` outlives cells: each ``%%agent`` cell is one turn appended to its history.
+Everything is also in the SQLite event log, so ``SessionManager.use(name)`` in a fresh
+kernel picks a conversation up where it stopped. Nothing here imports IPython.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from .agent.artifacts import ArtifactStore
+from .agent.cost import SessionCostTracker
+from .agent.events import EventLog
+from .agent.executor import Approver
+from .agent.harness import AgentHarness, TurnResult
+from .agent.strategies import StrategyPreset
+from .agent.thinking import ThinkLevel
+from .agent.tools import AgentToolRegistry, PermissionMode, ToolSpec
+from .providers.base import LLMProvider
+
+STRATEGY_CHOICES = ("react", "reflexion", "cot", "tot", "none")
+THINK_CHOICES = tuple(level.value for level in ThinkLevel)
+PERMISSION_CHOICES = tuple(mode.value for mode in PermissionMode)
+
+
+class AgentOptions(BaseModel):
+    """The settings of one turn: kernel defaults overlaid with the cell's flags."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    provider: str = "auto"
+    model: str | None = None
+    think: Literal["off", "low", "medium", "high"] = "off"
+    reflect_every: int = Field(default=0, ge=0)
+    strategy: Literal["react", "reflexion", "cot", "tot", "none"] = "none"
+    max_steps: int = Field(default=6, ge=1, le=200)
+    timeout: float = Field(default=120.0, gt=0, le=24 * 3600)
+    permission: Literal["read-only", "ask", "auto"] = "ask"
+    stream: bool = True
+
+    @field_validator("strategy", mode="before")
+    @classmethod
+    def _strategy_alias(cls, value: Any) -> Any:
+        if isinstance(value, str) and value.strip().lower() not in ("", "none", "off"):
+            return StrategyPreset.from_name(value).value
+        return "none" if isinstance(value, str) else value
+
+    @field_validator("think", "permission", mode="before")
+    @classmethod
+    def _lower(cls, value: Any) -> Any:
+        return value.strip().lower().replace("_", "-") if isinstance(value, str) else value
+
+
+ProviderFactory = Callable[[str, "str | None"], LLMProvider]
+
+
+class Session:
+    """One named conversation. ``run`` adds a turn; ``reset`` starts over."""
+
+    def __init__(
+        self,
+        name: str,
+        event_log: EventLog,
+        *,
+        history: list[dict[str, Any]] | None = None,
+        artifacts: ArtifactStore | None = None,
+    ) -> None:
+        self.name = name
+        self.event_log = event_log
+        self.history: list[dict[str, Any]] = list(history or [])
+        self.cost_tracker = SessionCostTracker()
+        self.artifacts = artifacts or ArtifactStore()
+        self.results: list[TurnResult] = []
+        self.overrides: dict[str, str] = {}  # tool name -> "allow" | "deny"
+        self.last_harness: AgentHarness | None = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"Session(name={self.name!r}, turns={len(self.turns())}, messages={len(self.history)})"
+
+    def turns(self):
+        return self.event_log.turns(self.name)
+
+    def build_harness(
+        self,
+        provider: LLMProvider,
+        tools: list[ToolSpec],
+        options: AgentOptions,
+        *,
+        approver: Approver | None = None,
+        workspace: Callable[[], str] | None = None,
+        working_directory: str = ".",
+        secrets: tuple[str, ...] = (),
+    ) -> AgentHarness:
+        registry = AgentToolRegistry(tools, permission_mode=options.permission)
+        for tool_name, rule in self.overrides.items():
+            (registry.allow if rule == "allow" else registry.deny)(tool_name)
+        return AgentHarness(
+            provider,
+            registry,
+            self.event_log,
+            max_steps=options.max_steps,
+            timeout_s=options.timeout,
+            think_level=options.think,
+            reflect_every=options.reflect_every,
+            stream=options.stream,
+            redact_logs=True,
+            cost_tracker=self.cost_tracker,
+            strategy=None if options.strategy == "none" else options.strategy,
+            workspace=workspace,
+            approver=approver,
+            artifacts=self.artifacts,
+            working_directory=working_directory,
+            secrets=secrets,
+        )
+
+    def run(
+        self,
+        prompt: str,
+        harness: AgentHarness,
+        *,
+        on_event: Callable[[Any], Any] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> TurnResult:
+        """One turn; the history continues from whatever the turn left (always valid)."""
+        with self._lock:
+            self.last_harness = harness
+            result = harness.run_turn(self.name, self.history, prompt, on_event=on_event, cancel=cancel)
+            self.history = result.messages
+            self.results.append(result)
+            return result
+
+    def reset(self) -> None:
+        with self._lock:
+            self.history = []
+            self.results = []
+            self.event_log.replace_history(self.name, [])
+
+
+class SessionManager:
+    """All sessions of a kernel, one of them current, sharing one event log."""
+
+    def __init__(self, data_dir: str | Path = ".jupyter_brain", *, event_log: EventLog | None = None) -> None:
+        self.data_dir = Path(data_dir)
+        if event_log is None:
+            event_log = EventLog(self.data_dir / "events.sqlite")
+        self.event_log = event_log
+        self.artifacts = ArtifactStore(self.data_dir / "artifacts")
+        self.sessions: dict[str, Session] = {}
+        self.current = self.use("default")
+
+    def use(self, name: str) -> Session:
+        """Switch to a session, reopening it from the event log if this kernel has not seen it."""
+        name = _check_name(name)
+        session = self.sessions.get(name)
+        if session is None:
+            history = self.event_log.load_history(name)
+            session = Session(name, self.event_log, history=history, artifacts=self.artifacts)
+            self.sessions[name] = session
+        self.current = session
+        return session
+
+    def new(self, name: str | None = None) -> Session:
+        """A fresh session (a reused name starts from an empty history)."""
+        if name is None:
+            taken = set(self.sessions) | set(self.event_log.sessions())
+            n = 1
+            while f"session-{n}" in taken:
+                n += 1
+            name = f"session-{n}"
+        session = self.use(name)
+        if session.history:
+            session.reset()
+        return session
+
+    def known(self) -> list[str]:
+        """Sessions in this kernel and in the event log, oldest first."""
+        names = list(self.event_log.sessions())
+        names += [n for n in self.sessions if n not in names]
+        return names
+
+
+def _check_name(name: str) -> str:
+    name = str(name).strip()
+    if not name or len(name) > 80 or any(c.isspace() for c in name):
+        raise ValueError(f"invalid session name {name!r}: use 1-80 characters without spaces")
+    return name
