@@ -11,23 +11,22 @@ import argparse
 import os
 import shlex
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
-from pydantic import ValidationError
 from traitlets import Bool, CaselessStrEnum, Float, Int, Unicode
 
-from .agent.tools import ToolSpec
 from .interpolate import interpolate
-from .providers.base import LLMProvider, ProviderError
-from .session import (
-    PERMISSION_CHOICES,
-    STRATEGY_CHOICES,
-    THINK_CHOICES,
-    AgentOptions,
-    SessionManager,
-)
+
+if TYPE_CHECKING:  # the agent core (and pydantic) load on the first turn, not with the extension
+    from .agent.tools import ToolSpec
+    from .providers.base import LLMProvider
+    from .session import AgentOptions, SessionManager
+
+STRATEGY_CHOICES = ("react", "reflexion", "cot", "tot", "none")
+THINK_CHOICES = ("off", "low", "medium", "high")
+PERMISSION_CHOICES = ("read-only", "ask", "auto")
 
 # User tools registered with @jupyter_brain.tool, offered in every session of the kernel.
 USER_TOOLS: dict[str, ToolSpec] = {}
@@ -134,6 +133,8 @@ class AgentMagics(Magics):
     @property
     def manager(self) -> SessionManager:
         if self._manager is None:
+            from .session import SessionManager
+
             self._manager = SessionManager(self.data_dir)
         return self._manager
 
@@ -150,6 +151,10 @@ class AgentMagics(Magics):
         return {key: getattr(self, key) for key in self._CONFIG_KEYS}
 
     def options_for(self, args: argparse.Namespace) -> AgentOptions:
+        from pydantic import ValidationError
+
+        from .session import AgentOptions
+
         values = self.defaults()
         for key in self._CONFIG_KEYS:
             flag = getattr(args, key, None)
@@ -211,6 +216,8 @@ class AgentMagics(Magics):
         return None
 
     def _provider(self, options: AgentOptions) -> LLMProvider:
+        from .providers.base import LLMProvider, ProviderError
+
         name = options.provider
         user_ns = self.shell.user_ns if self.shell is not None else {}
         candidate = user_ns.get(name)
@@ -422,6 +429,10 @@ class AgentMagics(Magics):
             if key not in self._CONFIG_KEYS:
                 raise UsageError(f"%agent config: unknown key {key!r}; keys: {', '.join(self._CONFIG_KEYS)}")
             updates[key] = value.strip()
+        from pydantic import ValidationError
+
+        from .session import AgentOptions
+
         merged = {**self.defaults(), **updates}
         if merged.get("model") in ("", "none", "None"):
             merged["model"] = None

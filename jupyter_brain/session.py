@@ -20,14 +20,8 @@ from .agent.events import EventLog
 from .agent.executor import Approver
 from .agent.harness import AgentHarness, TurnResult
 from .agent.strategies import StrategyPreset
-from .agent.thinking import ThinkLevel
-from .agent.tools import AgentToolRegistry, PermissionMode, ToolSpec
+from .agent.tools import AgentToolRegistry, ToolSpec
 from .providers.base import LLMProvider
-
-STRATEGY_CHOICES = ("react", "reflexion", "cot", "tot", "none")
-THINK_CHOICES = tuple(level.value for level in ThinkLevel)
-PERMISSION_CHOICES = tuple(mode.value for mode in PermissionMode)
-
 
 class AgentOptions(BaseModel):
     """The settings of one turn: kernel defaults overlaid with the cell's flags."""

@@ -262,3 +262,18 @@ def test_user_tool_decorator(shell):
         from jupyter_brain.magics import USER_TOOLS
 
         USER_TOOLS.pop("shout", None)
+
+
+def test_load_ext_imports_no_sdk_widget_or_agent_core():
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from IPython.core.interactiveshell import InteractiveShell\n"
+        "InteractiveShell.instance().run_line_magic('load_ext', 'jupyter_brain')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('anthropic', 'openai', 'anywidget', 'ipywidgets')"
+        " or m.startswith('jupyter_brain.agent')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
