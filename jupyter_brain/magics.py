@@ -220,8 +220,10 @@ class AgentMagics(Magics):
 
         name = options.provider
         user_ns = self.shell.user_ns if self.shell is not None else {}
-        candidate = user_ns.get(name)
-        if candidate is not None and not isinstance(candidate, (str, bytes)):
+        candidate = user_ns.get(name) if name.isidentifier() else None
+        if isinstance(candidate, str):  # a variable holding a provider name, e.g. "auto"
+            name, candidate = candidate, None
+        if candidate is not None:
             if isinstance(candidate, LLMProvider):
                 return candidate
             raise UsageError(f"%%agent: variable {name!r} is a {type(candidate).__name__}, not an LLM provider")

@@ -277,3 +277,9 @@ def test_load_ext_imports_no_sdk_widget_or_agent_core():
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_provider_variable_may_hold_a_provider_name(shell):
+    shell.user_ns["model"] = "nosuch"
+    with pytest.raises(UsageError, match="unknown provider 'nosuch'"):
+        agent(shell, "--provider model", "hello")
