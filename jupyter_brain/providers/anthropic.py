@@ -1,0 +1,452 @@
+"""Anthropic Messages API provider, streaming through the official ``anthropic`` SDK.
+
+Thinking budget: ``thinking_budget > 0`` turns on native extended thinking
+(``{"type": "enabled", "budget_tokens": B}``). The API rejects budgets below 1024 and
+requires ``max_tokens > budget``, so budgets under 1024 (think level LOW = 500) are
+raised to 1024, and ``max_tokens`` for that request becomes ``budget + max_tokens`` so
+the answer keeps its full allowance. Models that only accept adaptive thinking answer
+a budgeted request with a 400; the provider then retries once with
+``{"type": "adaptive"}`` and keeps using it for the rest of its life.
+
+Prompt caching (at most 3 of the API's 4 breakpoints): the last tool schema, the last
+stable system block (system messages without ``"kind": "workspace"``), and the last
+history block. The workspace context changes every step, so it goes *after* the cached
+history: as the final text block of the last user message (next to the new prompt or
+tool results), or as an uncached trailing system block when the history does not end
+with a user turn. Putting it in ``system`` would sit before the messages and invalidate
+the history cache on every call.
+
+Thinking blocks are sent back unchanged with their signatures (the API verifies them in
+the tool loop). Unsigned thinking (e.g. from a session that began on another provider)
+cannot be verified by the API and is dropped from the request.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from jupyter_brain.providers.base import (
+    Message,
+    ProviderError,
+    ProviderResult,
+    StopReason,
+    StreamEvent,
+    ThinkingBlock,
+    ToolCall,
+    ToolSchema,
+    Usage,
+    collect_stream,
+)
+from jupyter_brain.providers.sdk_support import (
+    estimate_tokens,
+    map_sdk_error,
+    parse_arguments,
+    transport_errors,
+)
+
+DEFAULT_MODEL = "claude-sonnet-4-6"  # current Sonnet that accepts budgeted thinking
+DEFAULT_MAX_TOKENS = 8192
+MIN_THINKING_BUDGET = 1024
+_CACHE = {"type": "ephemeral"}
+_STOP_REASONS: dict[str, StopReason] = {
+    "end_turn": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "stop_sequence": "stop_sequence",
+}
+_MISSING_KEY = (
+    "no Anthropic API key: set the ANTHROPIC_API_KEY environment variable "
+    "(e.g. os.environ['ANTHROPIC_API_KEY'] = '...' before creating the provider) "
+    "or pass api_key=... to AnthropicProvider"
+)
+
+
+class AnthropicProvider:
+    """Claude through the Messages API with streaming, extended thinking and caching."""
+
+    name = "anthropic"
+    supports_native_thinking = True
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        timeout: float = 600.0,
+        max_retries: int = 2,
+        thinking_display: str | None = None,
+    ) -> None:
+        key = api_key or os.environ.get("ANTHROPIC_API_KEY")
+        if not key:
+            raise ProviderError(_MISSING_KEY, kind="auth", provider=self.name)
+        self.model = model or DEFAULT_MODEL
+        self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
+        self.max_tokens = max_tokens
+        self.thinking_display = thinking_display  # "summarized" / "omitted", model default if None
+        self._adaptive_thinking = False
+
+        import anthropic
+
+        self._sdk = anthropic
+        self._client = anthropic.Anthropic(
+            api_key=key, base_url=self.base_url, timeout=timeout, max_retries=max_retries
+        )
+
+    def __repr__(self) -> str:
+        where = f", base_url={self.base_url!r}" if self.base_url else ""
+        return f"AnthropicProvider(model={self.model!r}{where})"
+
+    # -- requests --------------------------------------------------------------------
+
+    def request_params(
+        self, messages: list[Message], tools: list[ToolSchema], thinking_budget: int = 0
+    ) -> dict[str, Any]:
+        """The keyword arguments for ``messages.create`` (without ``stream``/``timeout``)."""
+        system, wire_messages = to_wire(messages)
+        params: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "messages": wire_messages,
+        }
+        if system:
+            params["system"] = system
+        if tools:
+            params["tools"] = wire_tools(tools)
+        if thinking_budget > 0:
+            budget = max(thinking_budget, MIN_THINKING_BUDGET)
+            params["max_tokens"] = self.max_tokens + budget
+            thinking: dict[str, Any] = (
+                {"type": "adaptive"}
+                if self._adaptive_thinking
+                else {"type": "enabled", "budget_tokens": budget}
+            )
+            if self.thinking_display:
+                thinking["display"] = self.thinking_display
+            params["thinking"] = thinking
+        return params
+
+    def generate(
+        self,
+        messages: list[Message],
+        tools: list[ToolSchema],
+        *,
+        timeout_s: float = 60.0,
+        thinking_budget: int = 0,
+    ) -> ProviderResult:
+        return collect_stream(
+            self.generate_stream(
+                messages, tools, timeout_s=timeout_s, thinking_budget=thinking_budget
+            )
+        )
+
+    def generate_stream(
+        self,
+        messages: list[Message],
+        tools: list[ToolSchema],
+        *,
+        timeout_s: float = 60.0,
+        thinking_budget: int = 0,
+    ) -> Iterator[StreamEvent]:
+        params = self.request_params(messages, tools, thinking_budget)
+        stream = self._open(params, timeout_s)
+        try:
+            yield from _StreamAssembler(self.model).run(self._events(stream))
+        finally:
+            stream.close()
+
+    def count_tokens(self, messages: list[Message], tools: list[ToolSchema]) -> int:
+        """Input tokens via the count endpoint; a rough local estimate if that call fails
+        (e.g. a proxy behind ANTHROPIC_BASE_URL that does not implement it)."""
+        params = self.request_params(messages, tools)
+        params.pop("max_tokens")
+        try:
+            return int(self._client.messages.count_tokens(**params, timeout=30.0).input_tokens)
+        except (self._sdk.AnthropicError, *transport_errors()):
+            return estimate_tokens(messages, tools)
+
+    # -- internals -------------------------------------------------------------------
+
+    def _open(self, params: dict[str, Any], timeout_s: float) -> Any:
+        """Start the stream; the SDK retries 408/409/429/5xx before it begins."""
+        try:
+            return self._client.messages.create(**params, stream=True, timeout=timeout_s)
+        except self._sdk.BadRequestError as err:
+            if not _wants_adaptive(err, params):
+                raise self._error(err) from None
+            self._adaptive_thinking = True
+            params["thinking"] = {
+                "type": "adaptive",
+                **{k: v for k, v in params["thinking"].items() if k == "display"},
+            }
+            return self._open(params, timeout_s)
+        except (self._sdk.AnthropicError, *transport_errors()) as err:
+            raise self._error(err) from None
+
+    def _events(self, stream: Any) -> Iterator[Any]:
+        """The SDK's raw stream events, with failures mid-stream mapped to ProviderError."""
+        iterator = iter(stream)
+        while True:
+            try:
+                event = next(iterator)
+            except StopIteration:
+                return
+            except (self._sdk.AnthropicError, *transport_errors()) as err:
+                raise self._error(err, mid_stream=True) from None
+            yield event
+
+    def _error(self, err: BaseException, *, mid_stream: bool = False) -> ProviderError:
+        mapped = map_sdk_error(err, self.name, mid_stream=mid_stream)
+        if mapped.kind == "auth":
+            mapped.message += " (check ANTHROPIC_API_KEY or the api_key=... you passed)"
+        return mapped
+
+
+def _wants_adaptive(err: Any, params: dict[str, Any]) -> bool:
+    thinking = params.get("thinking") or {}
+    return thinking.get("type") == "enabled" and "thinking.type.enabled" in str(err)
+
+
+class _StreamAssembler:
+    """Turns raw Messages-API stream events into StreamEvents and a final result."""
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.text: list[str] = []
+        self.thinking: list[ThinkingBlock] = []
+        self.tool_calls: list[ToolCall] = []
+        self.usage = Usage()
+        self.stop_reason: StopReason = "end_turn"
+        self.finished = False
+
+    def run(self, events: Iterator[Any]) -> Iterator[StreamEvent]:
+        for event in events:
+            handler = getattr(self, "_on_" + str(event.type), None)
+            if handler is not None:
+                yield from handler(event)
+        if not self.finished:
+            raise ProviderError(
+                "the connection closed before the response was complete (no message_stop)",
+                kind="connection",
+                retryable=True,
+                provider="anthropic",
+            )
+        result = ProviderResult(
+            text="".join(self.text),
+            thinking=self.thinking,
+            tool_calls=self.tool_calls,
+            stop_reason=self.stop_reason,
+            usage=self.usage,
+            model=self.model,
+        )
+        yield StreamEvent(type="done", result=result)
+
+    def _on_message_start(self, event: Any) -> Iterator[StreamEvent]:
+        message = event.message
+        self.model = getattr(message, "model", None) or self.model
+        self._take_usage(message.usage)
+        return iter(())
+
+    def _on_content_block_start(self, event: Any) -> Iterator[StreamEvent]:
+        block = event.content_block
+        state: dict[str, Any] = {"type": block.type}
+        self.blocks[event.index] = state
+        if block.type == "text":
+            if block.text:
+                self.text.append(block.text)
+                yield StreamEvent(type="text", text=block.text)
+        elif block.type == "thinking":
+            state.update(text=block.thinking or "", signature=block.signature or None)
+            state["ordinal"] = len(self.thinking)
+            if block.thinking:
+                yield StreamEvent(type="thinking", text=block.thinking, index=state["ordinal"])
+        elif block.type == "redacted_thinking":
+            state["data"] = block.data
+        elif block.type == "tool_use":
+            state.update(id=block.id, name=block.name, json="", ordinal=len(self.tool_calls))
+            self.tool_calls.append(ToolCall(id=block.id, name=block.name))
+            yield StreamEvent(
+                type="tool_call_start",
+                tool_call_id=block.id,
+                name=block.name,
+                index=state["ordinal"],
+            )
+
+    def _on_content_block_delta(self, event: Any) -> Iterator[StreamEvent]:
+        state = self.blocks.get(event.index)
+        delta = event.delta
+        if state is None:
+            return
+        if delta.type == "text_delta" and state["type"] == "text":
+            self.text.append(delta.text)
+            yield StreamEvent(type="text", text=delta.text)
+        elif delta.type == "thinking_delta" and state["type"] == "thinking":
+            state["text"] += delta.thinking
+            yield StreamEvent(type="thinking", text=delta.thinking, index=state["ordinal"])
+        elif delta.type == "signature_delta" and state["type"] == "thinking":
+            state["signature"] = delta.signature
+        elif delta.type == "input_json_delta" and state["type"] == "tool_use":
+            state["json"] += delta.partial_json
+            if delta.partial_json:
+                yield StreamEvent(
+                    type="tool_call_args",
+                    text=delta.partial_json,
+                    tool_call_id=state["id"],
+                    name=state["name"],
+                    index=state["ordinal"],
+                )
+
+    def _on_content_block_stop(self, event: Any) -> Iterator[StreamEvent]:
+        state = self.blocks.get(event.index)
+        if state is None:
+            return
+        if state["type"] == "thinking":
+            self.thinking.append(ThinkingBlock(text=state["text"], signature=state["signature"]))
+            yield StreamEvent(
+                type="thinking_end", signature=state["signature"], index=state["ordinal"]
+            )
+        elif state["type"] == "redacted_thinking":
+            self.thinking.append(ThinkingBlock(redacted=True, data=state["data"]))
+            yield StreamEvent(type="thinking_end", index=len(self.thinking) - 1)
+        elif state["type"] == "tool_use":
+            arguments, raw = parse_arguments(state["json"])
+            call = self.tool_calls[state["ordinal"]]
+            call.arguments, call.raw_arguments = arguments, raw
+
+    def _on_message_delta(self, event: Any) -> Iterator[StreamEvent]:
+        reason = getattr(event.delta, "stop_reason", None)
+        if reason:
+            self.stop_reason = _STOP_REASONS.get(reason, "other")
+        if getattr(event, "usage", None) is not None:
+            self._take_usage(event.usage)
+        return iter(())
+
+    def _on_message_stop(self, event: Any) -> Iterator[StreamEvent]:
+        self.finished = True
+        return iter(())
+
+    def _take_usage(self, usage: Any) -> None:
+        """Stream usage figures are cumulative: overwrite, and keep values a delta omits."""
+        fields = {
+            "input_tokens": "input_tokens",
+            "output_tokens": "output_tokens",
+            "cache_read_input_tokens": "cache_read_tokens",
+            "cache_creation_input_tokens": "cache_creation_tokens",
+        }
+        for wire, ours in fields.items():
+            value = getattr(usage, wire, None)
+            if value is not None:
+                setattr(self.usage, ours, int(value))
+
+
+# -- neutral → wire --------------------------------------------------------------------
+
+_TOOL_ID = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+def _tool_id(value: str) -> str:
+    """The API requires ids matching ``^[a-zA-Z0-9_-]+$``; other providers' ids may not."""
+    return _TOOL_ID.sub("_", value or "") or "tool_call"
+
+
+def wire_tools(tools: list[ToolSchema]) -> list[dict[str, Any]]:
+    wire = [
+        {
+            "name": t["name"],
+            "description": t.get("description", ""),
+            "input_schema": t.get("input_schema") or {"type": "object", "properties": {}},
+        }
+        for t in tools
+    ]
+    if wire:
+        wire[-1]["cache_control"] = dict(_CACHE)
+    return wire
+
+
+def to_wire(messages: list[Message]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Neutral messages → (``system`` blocks, ``messages``) with cache breakpoints set."""
+    system = [
+        {"type": "text", "text": m["content"]}
+        for m in messages
+        if m.get("role") == "system" and m.get("kind") != "workspace" and m.get("content")
+    ]
+    if system:
+        system[-1]["cache_control"] = dict(_CACHE)
+    workspace = "\n\n".join(
+        m["content"]
+        for m in messages
+        if m.get("role") == "system" and m.get("kind") == "workspace" and m.get("content")
+    )
+
+    wire: list[dict[str, Any]] = []
+    for message in messages:
+        role, blocks = _blocks(message)
+        if not blocks:
+            continue
+        if wire and wire[-1]["role"] == role:
+            wire[-1]["content"].extend(blocks)
+        else:
+            wire.append({"role": role, "content": blocks})
+
+    if wire:
+        for block in reversed(wire[-1]["content"]):
+            if block.get("type") not in ("thinking", "redacted_thinking"):
+                block["cache_control"] = dict(_CACHE)
+                break
+    if workspace:
+        if wire and wire[-1]["role"] == "user":
+            wire[-1]["content"].append({"type": "text", "text": workspace})
+        else:
+            system.append({"type": "text", "text": workspace})
+    return system, wire
+
+
+def _blocks(message: Message) -> tuple[str, list[dict[str, Any]]]:
+    role = message.get("role")
+    if role == "user":
+        return "user", _content_blocks(message.get("content"))
+    if role == "tool":
+        result: dict[str, Any] = {
+            "type": "tool_result",
+            "tool_use_id": _tool_id(message.get("tool_call_id", "")),
+            "content": str(message.get("content") or ""),
+        }
+        if message.get("is_error"):
+            result["is_error"] = True
+        return "user", [result]
+    if role == "assistant":
+        blocks: list[dict[str, Any]] = []
+        for t in message.get("thinking") or []:
+            if t.get("redacted") and t.get("data"):
+                blocks.append({"type": "redacted_thinking", "data": t["data"]})
+            elif t.get("signature"):
+                blocks.append(
+                    {"type": "thinking", "thinking": t.get("text", ""), "signature": t["signature"]}
+                )
+        blocks.extend(_content_blocks(message.get("content")))
+        for call in message.get("tool_calls") or []:
+            arguments = call.get("arguments")
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": _tool_id(call.get("id", "")),
+                    "name": call["name"],
+                    "input": arguments if isinstance(arguments, dict) else {},
+                }
+            )
+        return "assistant", blocks
+    return "user", []
+
+
+def _content_blocks(content: Any) -> list[dict[str, Any]]:
+    """A string becomes one text block (none if empty: the API rejects empty text)."""
+    if isinstance(content, list):
+        return [dict(b) for b in content if isinstance(b, dict)]
+    if content:
+        return [{"type": "text", "text": str(content)}]
+    return []

@@ -1,0 +1,61 @@
+"""Pick a provider by name. SDKs are imported only when their provider is built.
+
+Importing this module must stay cheap: a notebook loads the extension long before (and
+often without) ever talking to a model, and the offline ``scripted`` provider needs
+neither SDK.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from jupyter_brain.providers.base import LLMProvider, ProviderError
+
+PROVIDER_NAMES = ("auto", "anthropic", "openai", "ollama", "vllm", "scripted")
+
+_NO_MODEL_CONFIGURED = (
+    "no model is configured. Choose one of:\n"
+    "  1. an API key: set ANTHROPIC_API_KEY (Claude) or OPENAI_API_KEY (OpenAI);\n"
+    "  2. a local OpenAI-compatible server such as Ollama or vLLM: set OPENAI_BASE_URL "
+    "(or JUPYTER_BRAIN_BASE_URL), e.g. http://localhost:11434/v1, or use "
+    "get_provider('ollama') / get_provider('vllm');\n"
+    "  3. the offline scripted provider: get_provider('scripted', responses=[...])"
+)
+
+
+def get_provider(name: str = "auto", model: str | None = None, **options: Any) -> LLMProvider:
+    """Build the provider called ``name``; ``options`` go to its constructor.
+
+    ``auto`` prefers Anthropic when ANTHROPIC_API_KEY is set, then an OpenAI-compatible
+    server when OPENAI_API_KEY, OPENAI_BASE_URL or JUPYTER_BRAIN_BASE_URL is set.
+    """
+    key = name.strip().lower()
+    if key == "auto":
+        key = _auto_choice()
+    if key == "anthropic":
+        from jupyter_brain.providers.anthropic import AnthropicProvider
+
+        return AnthropicProvider(model, **options)
+    if key in ("openai", "ollama", "vllm"):
+        from jupyter_brain.providers.openai_compat import OpenAICompatProvider
+
+        return OpenAICompatProvider(model, preset=key, **options)
+    if key == "scripted":
+        from jupyter_brain.providers.scripted import ScriptedProvider
+
+        if model is not None:
+            options.setdefault("model", model)
+        return ScriptedProvider(**options)
+    raise ValueError(f"unknown provider {name!r}; valid choices: {', '.join(PROVIDER_NAMES)}")
+
+
+def _auto_choice() -> str:
+    if os.environ.get("ANTHROPIC_API_KEY"):
+        return "anthropic"
+    if any(
+        os.environ.get(var)
+        for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "JUPYTER_BRAIN_BASE_URL")
+    ):
+        return "openai"
+    raise ProviderError(_NO_MODEL_CONFIGURED, kind="auth")

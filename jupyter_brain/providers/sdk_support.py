@@ -1,0 +1,125 @@
+"""Helpers shared by the SDK-backed providers: error mapping and tool-argument parsing.
+
+The ``anthropic`` and ``openai`` SDKs share one generated exception layout
+(``APIStatusError`` with ``status_code``, ``APIConnectionError``, ``APITimeoutError``),
+so one mapper serves both. It works by attribute and class name rather than by
+importing either SDK, so importing this module stays cheap.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from jupyter_brain.providers.base import Message, ProviderError, ProviderErrorKind, ToolSchema
+
+
+def transport_errors() -> tuple[type[BaseException], ...]:
+    """The HTTP-layer exception types a half-read stream can raise (httpx2 and httpx)."""
+    found: list[type[BaseException]] = []
+    for module_name in ("httpx2", "httpx"):
+        try:
+            module = __import__(module_name)
+        except ImportError:
+            continue
+        found.append(module.TransportError)
+    return tuple(found)
+
+
+def kind_for_status(status: int, error_type: str | None = None) -> ProviderErrorKind:
+    if error_type == "overloaded_error" or status == 529:
+        return "overloaded"
+    if status in (401, 403):
+        return "auth"
+    if status == 429:
+        return "rate_limit"
+    if status == 408:
+        return "timeout"
+    if status >= 500:
+        return "server"
+    if 400 <= status < 500:
+        return "bad_request"
+    return "other"
+
+
+def error_type_of(body: Any) -> str | None:
+    """``error.type`` (Anthropic) or ``type`` / ``code`` (OpenAI) from an error body."""
+    if not isinstance(body, dict):
+        return None
+    inner = body.get("error", body)
+    if isinstance(inner, dict):
+        value = inner.get("type") or inner.get("code")
+        return value if isinstance(value, str) else None
+    return None
+
+
+def message_of(err: BaseException, body: Any) -> str:
+    """The API's own error message when there is one, else the exception text."""
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            return inner["message"]
+    return str(err) or type(err).__name__
+
+
+def map_sdk_error(err: BaseException, provider: str, *, mid_stream: bool = False) -> ProviderError:
+    """Translate an SDK or transport exception into a ``ProviderError``.
+
+    ``mid_stream`` marks failures after the response began: an ``error`` event sent with
+    HTTP 200 is a stream failure (or ``overloaded``), not a bad request.
+    """
+    if isinstance(err, ProviderError):
+        return err
+    name = type(err).__name__
+    body = getattr(err, "body", None)
+    status = getattr(err, "status_code", None)
+    error_type = error_type_of(body)
+    message = message_of(err, body)
+    if "Timeout" in name:
+        return ProviderError(message, kind="timeout", retryable=True, provider=provider)
+    if isinstance(status, int) and status >= 400:
+        kind = kind_for_status(status, error_type)
+        retryable = kind in ("rate_limit", "overloaded", "server", "timeout")
+        return ProviderError(
+            message, kind=kind, status_code=status, retryable=retryable, provider=provider
+        )
+    if mid_stream and (error_type or status is not None or name == "APIError"):
+        kind = "overloaded" if error_type == "overloaded_error" else "stream"
+        return ProviderError(
+            f"the model stream reported an error: {message}",
+            kind=kind,
+            retryable=kind == "overloaded",
+            provider=provider,
+        )
+    if "Connection" in name or isinstance(err, transport_errors()):
+        return ProviderError(
+            f"connection to the model server failed or was dropped: {message}",
+            kind="connection",
+            retryable=True,
+            provider=provider,
+        )
+    return ProviderError(message, kind="other", provider=provider)
+
+
+def parse_arguments(raw: str) -> tuple[Any, str | None]:
+    """Parsed tool input, or ``({}, raw)`` when the streamed JSON is not an object.
+
+    A model can emit broken argument JSON (or be cut off by max_tokens); the executor
+    reports that precisely to the model instead of failing the turn.
+    """
+    if not raw.strip():
+        return {}, None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {}, raw
+    if not isinstance(value, dict):
+        return {}, raw
+    return value, None
+
+
+def estimate_tokens(messages: list[Message], tools: list[ToolSchema]) -> int:
+    """About four characters a token; only for when no count endpoint answers."""
+    chars = sum(len(json.dumps(m, default=str)) for m in messages)
+    chars += sum(len(json.dumps(t, default=str)) for t in tools)
+    return chars // 4
