@@ -76,6 +76,7 @@ def artifact_tool(store: ArtifactStore):
             text = store.get(handle)
         except KeyError as exc:
             raise ToolError(str(exc)) from None
+        offset = max(0, offset)  # a negative offset would slice from the end and misreport the rest
         length = max(1, min(length, 10_000))
         part = text[offset : offset + length]
         rest = len(text) - (offset + len(part))

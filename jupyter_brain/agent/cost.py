@@ -55,7 +55,7 @@ def price_for(model: str | None, provider: str | None = None, table: dict[str, M
         return ModelPrice(0.0, 0.0, 0.0, 0.0)
     if not model:
         return None
-    table = table or PRICES
+    table = PRICES if table is None else table  # an empty table prices nothing
     name = model.lower().split("/")[-1]
     best = max((k for k in table if name.startswith(k)), key=len, default=None)
     return table[best] if best else None

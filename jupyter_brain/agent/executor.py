@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from ..providers.base import ToolCall
 from .artifacts import ArtifactStore
-from .repair import describe_validation_error, repair_arguments
+from .repair import MALFORMED_JSON_NOTE, describe_validation_error, repair_arguments
 from .tools import AgentToolRegistry, NonRetryableToolError, ToolError, ToolSpec, format_tool_output
 
 MAX_REPAIR_ATTEMPTS = 3
@@ -109,15 +109,18 @@ class BoundedToolExecutor:
     # planning -------------------------------------------------------------------
     def plan_waves(self, calls: list[ToolCall]) -> list[list[ToolCall]]:
         """Consecutive parallel-safe calls share a wave; any other call runs alone, in order."""
-        waves: list[list[ToolCall]] = []
+        return [[calls[i] for i in wave] for wave in self._plan(calls)]
+
+    def _plan(self, calls: list[ToolCall]) -> list[list[int]]:
+        waves: list[list[int]] = []
         last_safe = False
-        for call in calls:
+        for i, call in enumerate(calls):
             spec = self.registry.get(call.name)
             safe = self.parallel_enabled and spec is not None and spec.parallel_safe
             if safe and last_safe:
-                waves[-1].append(call)
+                waves[-1].append(i)
             else:
-                waves.append([call])
+                waves.append([i])
             last_safe = safe
         return waves
 
@@ -133,39 +136,43 @@ class BoundedToolExecutor:
         cancelled: Callable[[], bool] = lambda: False,
     ) -> list[ToolOutcome]:
         """Run all calls wave by wave; returns one outcome per call, in call order."""
-        outcomes: dict[str, ToolOutcome] = {}
-        for wave in self.plan_waves(calls):
+        # Keyed by position, not by call id: ids from some servers repeat (or are empty).
+        outcomes: dict[int, ToolOutcome] = {}
+        for wave in self._plan(calls):
             state.waves += 1
             wave_no = state.waves
             if cancelled():
-                for call in wave:
-                    outcomes[call.id] = self._finish(
-                        ToolOutcome(call, "interrupted", "[not run: the turn was interrupted]", wave_no),
+                for i in wave:
+                    outcomes[i] = self._finish(
+                        ToolOutcome(calls[i], "interrupted", "[not run: the turn was interrupted]", wave_no),
                         state, on_end,
                     )
                 continue
             prepared = []
-            for call in wave:
+            for i in wave:
+                call = calls[i]
                 gate = self._gate(call, state, wave_no)
                 if isinstance(gate, ToolOutcome):
                     if on_start:
                         on_start(call, wave_no, call.arguments, False, [])
-                    outcomes[call.id] = self._finish(gate, state, on_end)
+                    outcomes[i] = self._finish(gate, state, on_end)
                 else:
                     spec, validated, args, notes = gate
                     if on_start:
                         on_start(call, wave_no, args, bool(notes), notes)
-                    prepared.append((call, spec, validated, args, notes))
+                    prepared.append((i, (call, spec, validated, args, notes)))
             approved = []
-            for call, spec, validated, args, notes in prepared:
+            for i, item in prepared:
+                call, spec, _, args, _ = item
                 denial = self._approve(call, spec, args, wave_no)
                 if denial is not None:
-                    outcomes[call.id] = self._finish(denial, state, on_end)
+                    outcomes[i] = self._finish(denial, state, on_end)
                 else:
-                    approved.append((call, spec, validated, args, notes))
-            for outcome in self._run_wave(approved, wave_no, remaining_s):
-                outcomes[outcome.call.id] = self._finish(outcome, state, on_end)
-        return [outcomes[c.id] for c in calls]
+                    approved.append((i, item))
+            ran = self._run_wave([item for _, item in approved], wave_no, remaining_s)
+            for (i, _), outcome in zip(approved, ran):
+                outcomes[i] = self._finish(outcome, state, on_end)
+        return [outcomes[i] for i in range(len(calls))]
 
     def _gate(self, call: ToolCall, state: ToolTurnState, wave: int) -> ToolOutcome | tuple:
         spec = self.registry.get(call.name)
@@ -200,7 +207,7 @@ class BoundedToolExecutor:
             validated = spec.args_model.model_validate(args)
             return spec, validated, args, notes
         except ValidationError as exc:
-            if call.raw_arguments is not None and not isinstance(args, dict):
+            if call.raw_arguments is not None and MALFORMED_JSON_NOTE not in notes:
                 message = (f"Invalid arguments for tool '{call.name}': the arguments were not valid JSON "
                            f"({call.raw_arguments[:200]!r}). Send a JSON object.")
             else:

@@ -6,14 +6,16 @@ import os
 import re
 from collections.abc import Iterable
 
+# Key prefixes must start a token: "task-force-management-plan" holds no "sk-" key.
+_START = r"(?<![A-Za-z0-9])"
 _PATTERNS = [
-    re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}"),  # Anthropic
-    re.compile(r"sk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{16,}"),  # OpenAI
+    re.compile(_START + r"sk-ant-[A-Za-z0-9_\-]{8,}"),  # Anthropic
+    re.compile(_START + r"sk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{16,}"),  # OpenAI
     re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-+/=]{12,}"),
     re.compile(r"(?i)((?:api[_-]?key|x-api-key|authorization|token|secret)[\"']?\s*[:=]\s*[\"']?)[A-Za-z0-9._\-+/=]{12,}"),
-    re.compile(r"gh[pousr]_[A-Za-z0-9]{20,}"),  # GitHub
-    re.compile(r"hf_[A-Za-z0-9]{20,}"),  # Hugging Face
-    re.compile(r"AKIA[0-9A-Z]{16}"),  # AWS access key id
+    re.compile(_START + r"gh[pousr]_[A-Za-z0-9]{20,}"),  # GitHub
+    re.compile(_START + r"hf_[A-Za-z0-9]{20,}"),  # Hugging Face
+    re.compile(_START + r"AKIA[0-9A-Z]{16}"),  # AWS access key id
 ]
 _ENV_KEYS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "JUPYTER_BRAIN_API_KEY")
 MASK = "[REDACTED]"

@@ -22,8 +22,13 @@ _REFLECTION_SYSTEM = (
     "Be concise and honest about what is working and what needs improvement."
 )
 
-_CONFIDENCE = re.compile(r"confidence\s*[:=]\s*([01](?:\.\d+)?|\.\d+)", re.IGNORECASE)
-_NEXT = re.compile(r"^\s*(?:next|suggested action)\s*[:=]\s*(.+)$", re.IGNORECASE | re.MULTILINE)
+# Models often decorate the labels as Markdown ("**Confidence:** 0.8", "- **Next**: …")
+# and sometimes give a percentage ("Confidence: 85%").
+_CONFIDENCE = re.compile(r"confidence[*_]*\s*[:=]\s*[*_]*\s*(\d+(?:\.\d+)?|\.\d+)\s*(%?)", re.IGNORECASE)
+_NEXT = re.compile(
+    r"^\s*(?:[-*>]\s+)?[*_]*(?:next|suggested action)[*_]*\s*[:=]\s*(?:[*_]+\s*)?(.+?)\s*$",
+    re.IGNORECASE | re.MULTILINE,
+)
 
 
 @dataclass
@@ -101,7 +106,10 @@ def _confidence(text: str) -> float:
     match = _CONFIDENCE.search(text)
     if not match:
         return 0.7
-    return max(0.0, min(1.0, float(match.group(1))))
+    value = float(match.group(1))
+    if match.group(2) or (value.is_integer() and 10 <= value <= 100):  # "85%" / "85" mean 0.85
+        value /= 100.0
+    return max(0.0, min(1.0, value))
 
 
 def _suggested_action(text: str) -> str | None:

@@ -15,6 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+MALFORMED_JSON_NOTE = "parsed malformed argument JSON"
+
 _WRAPPERS = ("arguments", "args", "input", "parameters", "params", "kwargs")
 
 
@@ -62,7 +64,7 @@ def repair_arguments(args: Any, model: type[BaseModel], raw: str | None = None) 
     if raw is not None and (args is None or args == {}):
         try:
             args = _loads(raw)
-            notes.append("parsed malformed argument JSON")
+            notes.append(MALFORMED_JSON_NOTE)
         except ValueError:
             return args, notes
     if isinstance(args, str):
@@ -140,7 +142,28 @@ def describe_validation_error(tool: str, error: ValidationError, schema: dict[st
     required = set(schema.get("required", []))
     if props:
         sig = ", ".join(
-            f"{n}: {p.get('type', 'any')}{'' if n in required else ' (optional)'}" for n, p in props.items()
+            f"{n}: {_type_name(p)}{'' if n in required else ' (optional)'}" for n, p in props.items()
         )
         lines.append(f"Expected arguments: {sig}")
     return "\n".join(lines)
+
+
+def _type_name(prop: dict[str, Any]) -> str:
+    """A short type for one schema property: integer, string | null, one of "w", "a"."""
+    if "enum" in prop:
+        return "one of " + ", ".join(json.dumps(v) for v in prop["enum"])
+    if "const" in prop:
+        return json.dumps(prop["const"])
+    kind = prop.get("type")
+    if isinstance(kind, list):
+        return " | ".join(str(k) for k in kind)
+    if kind == "array" and isinstance(prop.get("items"), dict) and prop["items"]:
+        return f"array of {_type_name(prop['items'])}"
+    if kind:
+        return str(kind)
+    for key in ("anyOf", "oneOf"):
+        if key in prop:
+            return " | ".join(_type_name(p) for p in prop[key])
+    if "$ref" in prop:
+        return "object"
+    return "any"

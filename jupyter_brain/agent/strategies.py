@@ -7,6 +7,7 @@ a view can show Thought/Action/Observation chips while the answer is still strea
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from enum import Enum
@@ -104,6 +105,14 @@ _LABELS: dict[str, dict[str, str]] = {
             _FINAL: "final"},
 }
 
+# "Action Input" continues an Action, "Revised plan" a Reflection; after any other step
+# they start a labelled thought of their own (their text is never dropped).
+_CONTINUATIONS = {"action_input": "action", "revised_plan": "reflect"}
+_THOUGHT_LABELS = {
+    "thought": None, "plan": "Plan", "verify": "Verify", "reason": "Reason",
+    "action_input": "Action Input", "revised_plan": "Revised plan",
+}
+
 _SCORE = re.compile(r"(?:→|->|=>|—|-)?\s*\(?\s*score\s*[:=]\s*([01](?:\.\d+)?|\.\d+)\s*\)?", re.I)
 _CANDIDATE_NO = re.compile(r"candidate\s+(\d+)", re.I)
 _DECISION = re.compile(r"^\s*=+\s*decision\s+point\s*=*\s*$", re.I)
@@ -163,11 +172,28 @@ class StrategyParser:
         return out
 
     def pending(self) -> StrategyStep | None:
-        """The step currently being written (plus the unterminated line), if any."""
-        if self._current is None:
+        """The step currently being written (plus the unterminated line), if any.
+
+        The unterminated line is read as if it ended now, so "Final Answer: The me…"
+        already shows as the final answer in progress, not as text of the step before.
+        """
+        state = self
+        if self._buffer:
+            state = copy.copy(self)  # a throwaway fork: the real state never changes here
+            state.steps = []
+            state._candidates = dict(self._candidates)
+            if self._current is not None:
+                state._current = (self._current[0], self._current[1], list(self._current[2]))
+            state._line(self._buffer.rstrip("\r"))
+        if state._current is None:
             return None
-        kind, label, lines = self._current
-        return self._build(kind, label, lines + ([self._buffer] if self._buffer else []), peek=True)
+        kind, label, lines = state._current
+        return state._build(kind, label, lines, peek=True)
+
+    def _continues(self, kind: str) -> bool:
+        """Whether a label line of ``kind`` continues the open step instead of starting one."""
+        owner = _CONTINUATIONS.get(kind)
+        return owner is not None and self._current is not None and self._current[0] == owner
 
     # internals -----------------------------------------------------------------
     def _kind_of(self, word: str) -> str:
@@ -193,7 +219,7 @@ class StrategyParser:
             return self._append(line)
         word, rest = match
         kind = self._kind_of(word)
-        if kind in ("action_input", "revised_plan") and self._current is not None:
+        if self._continues(kind):
             # Continuations that belong to the step before them.
             self._current[2].append(f"\x00{kind}\x00{rest}")
             return []
@@ -236,8 +262,8 @@ class StrategyParser:
             else:
                 target.append(line)
         text = "\n".join(main).strip()
-        if kind == "thought" or kind in ("plan", "verify", "reason"):
-            name = {"thought": None, "plan": "Plan", "verify": "Verify", "reason": "Reason"}[kind]
+        if kind in _THOUGHT_LABELS:
+            name = _THOUGHT_LABELS[kind]
             return Thought(text=text, label=name) if text or peek else None
         if kind == "step":
             number = re.sub(r"\s+", " ", label.strip()).title()

@@ -111,7 +111,8 @@ def _json_default(obj: Any) -> Any:
     raise TypeError
 
 
-_ARG_LINE = re.compile(r"^\s*(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
+# "name: text" / "name (type): text" (Google) or "name : type" (NumPy, text on the next lines).
+_ARG_LINE = re.compile(r"^\s*(\*{0,2}\w+)(?:\s*\([^)]*\))?(\s*):\s*(.*)$")
 
 
 def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
@@ -139,7 +140,8 @@ def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
             indent = len(line) - len(line.lstrip())
             if match and (current is None or indent <= params.get("__indent__", indent)):
                 current = match.group(1).lstrip("*")
-                params[current] = match.group(2).strip()
+                numpy_type = bool(match.group(2))  # "path : str": the rest is a type, not text
+                params[current] = "" if numpy_type else match.group(3).strip()
                 params["__indent__"] = indent  # type: ignore[assignment]
             elif current and line.strip():
                 params[current] = (params[current] + " " + line.strip()).strip()
@@ -167,7 +169,7 @@ def _args_model(fn: Callable[..., Any], name: str, param_docs: dict[str, str]) -
             info = FieldInfo.from_annotated_attribute(
                 annotation, ... if default is inspect.Parameter.empty else default
             )
-        if info.description is None and pname in param_docs:
+        if info.description is None and param_docs.get(pname):
             info.description = param_docs[pname]
         fields[pname] = (annotation, info)
     model_name = "".join(part.capitalize() for part in re.split(r"[^0-9a-zA-Z]+", name)) + "Args"

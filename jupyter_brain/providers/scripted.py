@@ -101,7 +101,8 @@ class ScriptedProvider:
     def _next(self, messages: list[Message], tools: list[ToolSchema]) -> ProviderResult:
         is_reflection = any(m.get("kind") == "reflection" for m in messages)
         with self._lock:
-            self.calls.append({"messages": messages, "tools": tools, "reflection": is_reflection})
+            # A snapshot: callers (and tests) may keep appending to the list they passed.
+            self.calls.append({"messages": list(messages), "tools": list(tools), "reflection": is_reflection})
             if is_reflection:
                 if self._reflection_iter is None:
                     response: Response = DEFAULT_REFLECTION
@@ -156,17 +157,18 @@ class ScriptedProvider:
             )
             for c in response.get("tool_calls", [])
         ]
+        blocks = [ThinkingBlock(text=t) if isinstance(t, str) else ThinkingBlock(**t) for t in thinking]
         usage = response.get("usage")
         if usage is None:
             usage = Usage(
                 input_tokens=_estimate_tokens(messages, tools),
-                output_tokens=max(1, (len(text) + sum(len(t) for t in thinking)) // 4),
+                output_tokens=max(1, (len(text) + sum(len(b.text) for b in blocks)) // 4),
             )
         elif isinstance(usage, dict):
             usage = Usage(**usage)
         return ProviderResult(
             text=text,
-            thinking=[ThinkingBlock(text=t) if isinstance(t, str) else ThinkingBlock(**t) for t in thinking],
+            thinking=blocks,
             tool_calls=calls,
             stop_reason=response.get("stop_reason") or ("tool_use" if calls else "end_turn"),
             usage=usage,
