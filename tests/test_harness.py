@@ -406,3 +406,74 @@ def test_usage_summed_including_reflection():
 def test_provider_error_type_is_clear():
     err = ProviderError("Overloaded", kind="overloaded", status_code=529, provider="anthropic")
     assert str(err) == "anthropic overloaded error (HTTP 529): Overloaded"
+
+
+def test_react_text_steps_do_not_end_the_turn_early():
+    cycle = "Thought: next\nAction: lookup\nObservation: fine"
+    script = [{"text": cycle, "tool_calls": [call("lookup", key=str(i))]} for i in range(7)] + ["Final Answer: done"]
+    harness, _, _ = make(script, strategy="react", max_steps=10)
+    result = harness.run_turn("s", [], "q")
+    assert len(result.strategy_steps) > 15  # more parsed steps than ReAct's max_steps...
+    assert result.status == "completed" and result.text == "Final Answer: done"  # ...yet no early stop
+
+
+def test_strategy_cycle_limit_counts_model_calls():
+    script = [{"text": "Thought: again", "tool_calls": [call("lookup", key=str(i))]} for i in range(5)]
+    harness, _, _ = make(script, strategy="react", max_steps=10)
+    harness.strategy._max_steps = 3
+    result = harness.run_turn("s", [], "q")
+    assert result.status == "strategy_limit" and len(result.steps) == 3
+    assert_valid_history(result.messages)
+
+
+def test_final_answer_beside_tool_call_lets_model_see_results():
+    harness, provider, _ = make(
+        [{"text": "Final Answer: probably x", "tool_calls": [call("lookup", key="x")]}, "Final Answer: value of x"],
+        strategy="react",
+    )
+    result = harness.run_turn("s", [], "q")
+    assert result.status == "completed" and result.text == "Final Answer: value of x"
+    assert len(provider.calls) == 2
+
+
+def test_uncertainty_reflection_is_labelled_and_logged_before_step_end():
+    harness, _, log = make(
+        [{"text": "I'm not sure which column holds revenue.", "tool_calls": [call("lookup", key="cols")]}, "ok"],
+        think_level="low",
+    )
+    result = harness.run_turn("s", [], "q")
+    events = log.events(turn_id=result.turn_id)
+    types = [e.type for e in events]
+    refl = next(e for e in events if e.type == "reflection")
+    assert refl.trigger == "uncertainty"
+    assert types.index("reflection") < types.index("step_end")
+
+
+def test_uncertain_final_answer_does_not_trigger_reflection():
+    harness, provider, _ = make(["I'm not sure, but probably March."], think_level="low")
+    harness.run_turn("s", [], "q")
+    assert not any(c["reflection"] for c in provider.calls)
+
+
+def test_concurrent_turns_on_one_harness_are_serialised():
+    entered = threading.Event()
+    release = threading.Event()
+    overlap = []
+
+    def slow(messages, tools):
+        overlap.append(entered.is_set())
+        entered.set()
+        release.wait(5)
+        return "done"
+
+    harness, _, _ = make([slow, slow])
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(harness.run_turn("s", [], "q"))) for _ in range(2)]
+    for t in threads:
+        t.start()
+    entered.wait(5)
+    release.set()
+    for t in threads:
+        t.join(5)
+    assert overlap == [False, True]  # the second turn's model call came after the first's
+    assert [r.status for r in results] == ["completed", "completed"]

@@ -317,6 +317,14 @@ def test_per_tool_overrides():
     assert reg.permission_for("write_file") == "deny"
 
 
+def test_read_only_mode_beats_a_per_tool_allow():
+    reg = registry("read-only")
+    reg.allow("run_python")
+    assert reg.permission_for("run_python") == "deny"
+    reg.permission_mode = PermissionMode.ASK
+    assert reg.permission_for("run_python") == "allow"
+
+
 def test_copy_is_independent():
     reg = registry("ask")
     reg.allow("run_python")

@@ -116,7 +116,7 @@ class ReflectionEvent(EventBase):
     step: int
     reflection: str
     confidence: float = 0.7
-    trigger: Literal["periodic", "tool_error"] = "periodic"
+    trigger: Literal["periodic", "tool_error", "uncertainty"] = "periodic"
     suggested_action: str | None = None
     skipped: bool = False  # a budget/deadline stub, no model call was made
 

@@ -252,6 +252,7 @@ class AgentHarness:
                 reflect_on_uncertainty=reflect_on_uncertainty,
             )
         )
+        self._turn_lock = threading.Lock()
         self._reflection_engine = ReflectionEngine(provider, self._thinking, self.callbacks)
         self._executor = BoundedToolExecutor(
             self.tools,
@@ -285,7 +286,16 @@ class AgentHarness:
         cancel: threading.Event | None = None,
         persist_history: bool = True,
     ) -> TurnResult:
-        """Run one turn. Never raises for model, tool or interrupt failures: see ``status``."""
+        """Run one turn. Never raises for model, tool or interrupt failures: see ``status``.
+
+        Turns on one harness run one at a time (the thinking state is per harness); use
+        one harness per concurrent conversation.
+        """
+        with self._turn_lock:
+            return self._run_turn(session_id, history, user_message, turn_id=turn_id,
+                                  on_event=on_event, cancel=cancel, persist_history=persist_history)
+
+    def _run_turn(self, session_id, history, user_message, *, turn_id, on_event, cancel, persist_history) -> TurnResult:
         turn_id = turn_id or uuid.uuid4().hex[:12]
         emit = _Emitter(self, session_id, turn_id, on_event)
         budget = TurnBudget(self.timeout_s, self.max_steps, self.max_reflections)
@@ -331,20 +341,21 @@ class AgentHarness:
                     break
                 self._record_step(result, step, state, emit)
                 messages.append(result.to_message())
-                self._thinking.on_step(result.text)
+                # Stated uncertainty only matters while the model can still act on it.
+                self._thinking.on_step(result.text if result.tool_calls else "")
                 if result.tool_calls:
                     outcomes = self._run_tools(result.tool_calls, step, budget, state, emit, cancel)
                     messages.extend(o.to_message() for o in outcomes)
+                self._maybe_reflect(messages, step, budget, state, emit)
                 if persist_history and self.event_log is not None:
                     # Committed together with the StepEnd below: one transaction per step.
                     self.event_log.append_messages(session_id, turn_id, messages[persisted:])
                     persisted = len(messages)
                 emit(StepEnd(step=step, stop_reason=result.stop_reason, tool_calls=len(result.tool_calls)))
-                self._maybe_reflect(messages, step, budget, state, emit)
                 if not result.tool_calls:
                     final_text = result.text
                     break
-                if self.strategy is not None and self.strategy.is_complete(state.strategy_steps):
+                if self.strategy is not None and self.strategy.limit_reached(state.strategy_steps, step):
                     status = "strategy_limit"
                     break
         except ProviderError as exc:
@@ -552,7 +563,7 @@ class AgentHarness:
                 state.add_cost(self._cost(result.usage, emit.turn_id))
         emit(ReflectionEvent(
             step=step, reflection=result.reflection, confidence=result.confidence,
-            trigger="tool_error" if trigger == "tool_error" else "periodic",
+            trigger=trigger,
             suggested_action=result.suggested_action, skipped=skipped,
         ))
 

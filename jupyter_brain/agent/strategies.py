@@ -366,6 +366,15 @@ class ReasoningStrategy:
             return True
         return any(isinstance(s, FinalAnswer) for s in steps)
 
+    def limit_reached(self, steps: list[StrategyStep], model_calls: int) -> bool:
+        """Whether the harness must stop the turn for this strategy's own limits.
+
+        The prompt promises at most ``max_steps`` reasoning cycles; one model call is one
+        cycle (a call writes several labelled steps), so cycles are counted here, not
+        parsed steps. A final answer is not a limit: the model sees its tool results.
+        """
+        return model_calls >= self.max_steps
+
     def parser(self) -> StrategyParser:
         return StrategyParser(self.key)
 
@@ -447,6 +456,10 @@ Final Answer: <the answer, once your reflection confirms the task is complete>
     def is_complete(self, steps: list[StrategyStep]) -> bool:
         reflections = sum(isinstance(s, Reflection) for s in steps)
         return reflections >= self.max_reflections or super().is_complete(steps)
+
+    def limit_reached(self, steps: list[StrategyStep], model_calls: int) -> bool:
+        reflections = sum(isinstance(s, Reflection) for s in steps)
+        return reflections >= self.max_reflections or super().limit_reached(steps, model_calls)
 
 
 class ChainOfThoughtStrategy(ReasoningStrategy):

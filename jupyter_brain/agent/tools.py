@@ -272,12 +272,18 @@ class AgentToolRegistry:
         return dict(self._overrides)
 
     def permission_for(self, name: str) -> Permission:
-        """allow / ask / deny for one tool under the current mode and overrides."""
-        if name in self._overrides:
-            return self._overrides[name]
+        """allow / ask / deny for one tool under the current mode and overrides.
+
+        Read-only mode is absolute: a per-tool "allow" never lets a writing or executing
+        tool run in it (a "deny" always applies).
+        """
         spec = self._tools.get(name)
         if spec is None:
             return "deny"
+        if spec.effect != "read" and self.permission_mode is PermissionMode.READ_ONLY:
+            return "deny"
+        if name in self._overrides:
+            return self._overrides[name]
         if spec.effect == "read":
             return "allow"
         if self.permission_mode is PermissionMode.READ_ONLY:
