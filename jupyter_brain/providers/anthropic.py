@@ -38,7 +38,7 @@ from jupyter_brain.providers.base import (
     ToolCall,
     ToolSchema,
     Usage,
-    collect_stream,
+    StreamingProvider,
 )
 from jupyter_brain.providers.sdk_support import (
     estimate_tokens,
@@ -64,7 +64,7 @@ _MISSING_KEY = (
 )
 
 
-class AnthropicProvider:
+class AnthropicProvider(StreamingProvider):
     """Claude through the Messages API with streaming, extended thinking and caching."""
 
     name = "anthropic"
@@ -129,20 +129,6 @@ class AnthropicProvider:
                 thinking["display"] = self.thinking_display
             params["thinking"] = thinking
         return params
-
-    def generate(
-        self,
-        messages: list[Message],
-        tools: list[ToolSchema],
-        *,
-        timeout_s: float = 60.0,
-        thinking_budget: int = 0,
-    ) -> ProviderResult:
-        return collect_stream(
-            self.generate_stream(
-                messages, tools, timeout_s=timeout_s, thinking_budget=thinking_budget
-            )
-        )
 
     def generate_stream(
         self,

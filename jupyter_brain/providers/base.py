@@ -180,6 +180,22 @@ class LLMProvider(Protocol):
     ) -> Iterator[StreamEvent]: ...
 
 
+class StreamingProvider:
+    """Base for providers whose API is a stream: ``generate`` drains ``generate_stream``."""
+
+    def generate(
+        self,
+        messages: list[Message],
+        tools: list[ToolSchema],
+        *,
+        timeout_s: float = 60.0,
+        thinking_budget: int = 0,
+    ) -> ProviderResult:
+        return collect_stream(
+            self.generate_stream(messages, tools, timeout_s=timeout_s, thinking_budget=thinking_budget)  # type: ignore[attr-defined]
+        )
+
+
 def collect_stream(events: Iterator[StreamEvent]) -> ProviderResult:
     """Drain a stream and return its final result (for callers that do not stream)."""
     for event in events:

@@ -30,7 +30,7 @@ from jupyter_brain.providers.base import (
     ToolCall,
     ToolSchema,
     Usage,
-    collect_stream,
+    StreamingProvider,
 )
 from jupyter_brain.providers.sdk_support import (
     estimate_tokens,
@@ -54,7 +54,7 @@ _FINISH: dict[str, StopReason] = {
 }
 
 
-class OpenAICompatProvider:
+class OpenAICompatProvider(StreamingProvider):
     """Chat Completions over the official ``openai`` SDK, against any compatible server.
 
     Local presets (``ollama``, ``vllm``) need no key; without ``model`` they use the first
@@ -125,20 +125,6 @@ class OpenAICompatProvider:
             field = "max_completion_tokens" if self.name == "openai" else "max_tokens"
             params[field] = self.max_tokens
         return params
-
-    def generate(
-        self,
-        messages: list[Message],
-        tools: list[ToolSchema],
-        *,
-        timeout_s: float = 60.0,
-        thinking_budget: int = 0,
-    ) -> ProviderResult:
-        return collect_stream(
-            self.generate_stream(
-                messages, tools, timeout_s=timeout_s, thinking_budget=thinking_budget
-            )
-        )
 
     def generate_stream(
         self,
