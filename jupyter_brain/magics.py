@@ -132,6 +132,12 @@ class AgentMagics(Magics):
 
     @property
     def manager(self) -> SessionManager:
+        """The kernel's sessions; a changed ``data_dir`` switches to that folder's log."""
+        from pathlib import Path
+
+        if self._manager is not None and self._manager.data_dir != Path(self.data_dir):
+            self._manager.event_log.close()
+            self._manager = None
         if self._manager is None:
             from .session import SessionManager
 

@@ -174,7 +174,7 @@ class SessionManager:
         return session
 
     def known(self) -> list[str]:
-        """Sessions in this kernel and in the event log, oldest first."""
+        """Sessions in the event log (least recently active first), then this kernel's new ones."""
         names = list(self.event_log.sessions())
         names += [n for n in self.sessions if n not in names]
         return names

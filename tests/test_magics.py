@@ -283,3 +283,22 @@ def test_provider_variable_may_hold_a_provider_name(shell):
     shell.user_ns["model"] = "nosuch"
     with pytest.raises(UsageError, match="unknown provider 'nosuch'"):
         agent(shell, "--provider model", "hello")
+
+
+def test_changing_data_dir_switches_event_log(shell, tmp_path):
+    shell.user_ns["bot"] = ScriptedProvider(["a", "b"])
+    agent(shell, "--provider bot", "first")
+    other = tmp_path / "elsewhere"
+    shell.run_line_magic("config", f"AgentMagics.data_dir = {str(other)!r}")
+    agent(shell, "--provider bot", "second")
+    magics = shell.magics_manager.registry["AgentMagics"]
+    assert magics.manager.event_log.path == str(other / "events.sqlite")
+    assert [t.user_message for t in magics.manager.event_log.turns("default")] == ["second"]
+
+
+def test_turn_result_carries_system_prompt_and_reflection_trigger(shell):
+    shell.user_ns["bot"] = ScriptedProvider([{"text": "", "tool_calls": [{"name": "inspect_variable", "arguments": {"name": "nope"}}]}, "ok"])
+    agent(shell, "--provider bot --think low", "q")
+    result = shell.user_ns["_agent"]
+    assert "## Thinking Instructions" in result.system_prompt
+    assert [r.trigger for r in result.reflections] == ["tool_error"]

@@ -105,6 +105,7 @@ class TurnResult(BaseModel):
     messages: list[dict[str, Any]] = Field(default_factory=list)
     new_messages: list[dict[str, Any]] = Field(default_factory=list)
     error: str | None = None
+    system_prompt: str = ""  # as sent (base + strategy + thinking instructions)
 
     def __str__(self) -> str:
         return self.text
@@ -397,6 +398,7 @@ class AgentHarness:
             duration_s=duration, steps=state.steps, tool_calls=state.tool_calls,
             reflections=state.reflections, strategy_steps=state.strategy_steps,
             messages=messages, new_messages=messages[first_new:], error=error,
+            system_prompt=system_prompt,
         )
 
     # model calls -----------------------------------------------------------------
@@ -549,6 +551,7 @@ class AgentHarness:
         if trigger is None:
             return
         result = self._reflection_engine.reflect(messages, state.tools.results, budget)
+        result.trigger = trigger
         skipped = result.reflection.startswith("[") and result.reflection.endswith("]")
         if skipped:
             # A stub: show it once per kind, and clear the trigger so it does not repeat.

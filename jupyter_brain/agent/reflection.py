@@ -37,6 +37,8 @@ class ReflectionResult:
     should_continue: bool = True  # always True: reflection never stops the loop
     suggested_action: str | None = None
     confidence: float = 0.7
+    # Why it ran ("periodic", "tool_error", "uncertainty"); set by the harness.
+    trigger: str | None = None
     # Tokens the reflection call used, so the turn's totals and cost include it.
     usage: Any = field(default=None, repr=False, compare=False)
 

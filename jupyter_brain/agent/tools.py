@@ -89,6 +89,9 @@ class ToolSpec:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)
 
+    def __repr__(self) -> str:  # stable: no function address in notebooks or tool output
+        return f"ToolSpec(name={self.name!r}, effect={self.effect!r})"
+
     def invoke(self, validated: BaseModel) -> Any:
         return self.fn(**{name: getattr(validated, name) for name in type(validated).model_fields})
 

@@ -1,0 +1,109 @@
+"""Small formatting helpers shared by the text and Markdown renderings (the front-end has
+its own copies in ``js/src/format.ts``; keep the wording alike)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+STATUS_LABEL = {
+    "idle": "idle",
+    "running": "running",
+    "completed": "completed",
+    "max_steps": "stopped: step limit reached",
+    "timeout": "stopped: time limit reached",
+    "strategy_limit": "stopped: strategy limit reached",
+    "error": "failed: provider error",
+    "interrupted": "interrupted",
+}
+
+STATUS_ICON = {
+    "completed": "✓",
+    "max_steps": "■",
+    "timeout": "◷",
+    "strategy_limit": "■",
+    "error": "✗",
+    "interrupted": "■",
+}
+
+TOOL_ICON = {
+    "ok": "✓",
+    "error": "✗",
+    "timeout": "◷",
+    "denied": "⊘",
+    "blocked": "⊘",
+    "invalid": "⚠",
+    "interrupted": "■",
+}
+
+STRATEGY_LABEL = {
+    "thought": "Thought",
+    "action": "Action",
+    "observation": "Observation",
+    "reflection": "Reflection",
+    "branch": "Branch",
+    "final_answer": "Final answer",
+}
+
+
+def duration(ms: float) -> str:
+    """``850 ms``, ``2.3 s``, ``1 min 05 s``."""
+    if ms < 1000:
+        return f"{ms:.0f} ms"
+    seconds = ms / 1000
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(int(round(seconds)), 60)
+    return f"{minutes} min {rest:02d} s"
+
+
+def tokens(n: int) -> str:
+    return f"{n:,}"
+
+
+def cost(usd: float | None) -> str:
+    if usd is None:
+        return "—"
+    return f"${usd:.4f}" if usd < 1 else f"${usd:.2f}"
+
+
+def pretty_json(value: Any) -> str:
+    """Arguments as indented JSON; strings that hold JSON are parsed first."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return value
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False, default=str)
+
+
+def strategy_text(data: dict[str, Any]) -> tuple[str, str]:
+    """(label, text) of a strategy step dict (a ``StrategyStep`` dumped: ``kind`` + fields)."""
+    kind = str(data.get("kind", "step"))
+    label = str(data.get("label") or STRATEGY_LABEL.get(kind, kind.replace("_", " ").capitalize()))
+    if kind == "action":
+        args = data.get("args")
+        text = f"{data.get('tool', '')}({json.dumps(args, ensure_ascii=False, default=str) if args else ''})"
+    elif kind == "reflection":
+        text = str(data.get("critique", ""))
+        if data.get("revised_plan"):
+            text += f" → revised plan: {data['revised_plan']}"
+    elif kind == "branch":
+        selected = " (selected)" if data.get("selected") else ""
+        label = f"Branch {data.get('branch_id', '?')}"
+        text = f"score {float(data.get('score', 0)):.2f}{selected}: {data.get('thought', '')}"
+    else:
+        text = str(data.get("text", data.get("thought", "")))
+    return label, text
+
+
+def fence(text: str, lang: str = "") -> str:
+    """A Markdown code fence longer than any backtick run inside ``text``."""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return f"{ticks}{lang}\n{text.rstrip()}\n{ticks}"
+
+
+def quote(text: str) -> str:
+    return "\n".join(f"> {line}" if line else ">" for line in text.rstrip().splitlines() or [""])

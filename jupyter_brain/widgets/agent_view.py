@@ -1,0 +1,268 @@
+"""``AgentView``: the live anywidget view of agent turns.
+
+Two channels to the browser, because the measured facts in DESIGN.md demand it:
+
+* **Live stream** — custom messages, each one batch ``{"kind": "events", "epoch", "start",
+  "end", "events"}`` carrying every event handled since the previous batch, consecutive
+  deltas of one block concatenated. At most one batch per ``FLUSH_INTERVAL_S`` (~33 ms,
+  so ≤ 30 messages/s whatever the token rate); trailing data is sent by a timer thread
+  (ipykernel sends from any thread: comm messages go through the IOPub thread's queue).
+* **Durable transcript** — the synced ``transcript`` trait (compact entries, linear in the
+  text) with ``transcript_n`` (raw events folded in) and ``epoch`` (bumped by ``replay``/
+  ``reset``), committed under ``hold_sync()`` at step ends (at most every
+  ``COMMIT_INTERVAL_S``) and at turn end. Later views and re-opened notebooks paint from
+  it; a browser that missed batches resyncs from it.
+
+``start``/``end`` count raw events, so the front-end knows which batches a transcript
+already contains. A commit always follows a flush, so it lands on a batch boundary.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import anywidget
+import traitlets as t
+
+from jupyter_brain.agent.events import EventBase
+
+from ._fold import Compactor, Entry, Transcript
+from ._header import Header
+from .text_view import events_to_markdown
+
+FLUSH_INTERVAL_S = 0.033  # live batches: ≤ ~30 messages/s
+COMMIT_INTERVAL_S = 0.5  # transcript commits at step ends: ≤ 2 state updates/s
+COMMIT_DELAY_S = 0.1  # a step end's commit waits this long, in case the turn ends now
+
+STATIC = Path(__file__).resolve().parent.parent / "static"
+
+
+class BundleMissingError(RuntimeError):
+    """The front-end bundle was not built (a source checkout without ``npm run build``)."""
+
+
+def _bundle_text(name: str) -> str:
+    path = STATIC / name
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BundleMissingError(
+            f"jupyter-brain's widget front-end is missing ({path}). In a source checkout run "
+            "`npm install && npm run build` in js/ (or `pip install -e .`, which builds it); "
+            "otherwise reinstall jupyter-brain. Without a widget front-end, use "
+            "jupyter_brain.widgets.TextView."
+        ) from None
+
+
+class AgentView(anywidget.AnyWidget):
+    """Live view of agent turns: feed it events with ``handle`` (the harness's ``on_event``).
+
+    Display it before streaming into it (``display(view)``), as DESIGN.md notes.
+    """
+
+    transcript = t.List(t.Dict()).tag(sync=True)
+    transcript_n = t.Int(0).tag(sync=True)
+    epoch = t.Int(0).tag(sync=True)
+
+    # Header facts, from events only (never configuration or credentials).
+    session_id = t.Unicode("").tag(sync=True)
+    turn = t.Int(0).tag(sync=True)
+    status = t.Unicode("idle").tag(sync=True)
+    step = t.Int(0).tag(sync=True)
+    steps = t.Int(0).tag(sync=True)
+    model_label = t.Unicode("").tag(sync=True)
+    think_level = t.Unicode("").tag(sync=True)
+    strategy = t.Unicode("").tag(sync=True)
+    usage = t.Dict().tag(sync=True)
+
+    @property
+    def _esm(self) -> str:  # read at construction, so a missing bundle fails there, clearly
+        return _bundle_text("agent_view.js")
+
+    @property
+    def _css(self) -> str:
+        return _bundle_text("agent_view.css")
+
+    def __init__(self, events: Iterable[EventBase | Entry] | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._lock = threading.RLock()
+        self._header = Header()
+        self._compactor = Compactor()
+        self._durable = Transcript()
+        self._pending = Transcript()
+        self._sent_n = 0  # raw events already sent live
+        self._last_send = 0.0
+        self._last_commit = 0.0
+        self._commit_at: float | None = None  # when a deferred step-end commit is due
+        self._timer: threading.Timer | None = None
+        self._closed = False
+        if events is not None:
+            self.replay(events)
+
+    # ── public API ────────────────────────────────────────────────────────
+    def handle(self, event: EventBase | Entry) -> None:
+        """Fold one event in and stream it (coalesced). Thread-safe.
+
+        Sends at once only when the stream was idle for an interval; otherwise the timer
+        is the one sender, so batches stay ≥ ``FLUSH_INTERVAL_S`` apart. A turn end
+        flushes and commits at once; a step end schedules a commit (flush first, so a
+        commit always lands on a batch boundary).
+        """
+        with self._lock:
+            if self._closed:
+                return
+            entry = self._compactor.entry(event)
+            etype = entry["type"]
+            self._durable.add(entry)
+            self._pending.add(entry)
+            self._header.update(entry)
+            now = time.monotonic()
+            if etype == "turn_end":
+                self._cancel_timer_locked()
+                self._flush_locked(now)
+                self._commit_locked(now)
+                return
+            if etype == "step_end" and self._commit_at is None:
+                # Deferred a little, so a turn end right after makes it one commit, not two.
+                self._commit_at = max(now + COMMIT_DELAY_S, self._last_commit + COMMIT_INTERVAL_S)
+            if self._timer is None and now - self._last_send >= FLUSH_INTERVAL_S:
+                self._flush_locked(now)
+            self._schedule_locked(now)
+
+    def replay(self, events: Iterable[EventBase | Entry]) -> AgentView:
+        """Show a recorded stream (e.g. ``EventLog.events(turn_id=...)``), replacing what
+        the view showed; one transcript commit, no live messages."""
+        with self._lock:
+            self._cancel_timer_locked()
+            self._header = Header()
+            self._compactor = Compactor()
+            self._durable = Transcript()
+            self._pending = Transcript()
+            for event in events:
+                entry = self._compactor.entry(event)
+                self._durable.add(entry)
+                self._header.update(entry)
+            self._sent_n = self._durable.count
+            self._bump_epoch_and_commit_locked()
+        return self
+
+    def reset(self) -> None:
+        """Clear the view (all its views in the browser too)."""
+        self.replay(())
+
+    def close_stream(self) -> None:
+        """Send everything pending now and commit the transcript; stop the timer."""
+        with self._lock:
+            self._cancel_timer_locked()
+            now = time.monotonic()
+            self._flush_locked(now)
+            if self._durable.count != self.transcript_n:
+                self._commit_locked(now)
+
+    def close(self) -> None:
+        if not getattr(self, "_closed", True):
+            self.close_stream()
+            with self._lock:
+                self._closed = True
+        super().close()
+
+    @property
+    def entries(self) -> list[Entry]:
+        """The compact transcript as it stands now (committed or not)."""
+        with self._lock:
+            return self._durable.entries()
+
+    def to_markdown(self) -> str:
+        """The transcript as Markdown (nbconvert, terminals, logs)."""
+        return events_to_markdown(self.entries)
+
+    def __repr__(self) -> str:
+        h = self._header
+        session = h.session_id or "-"
+        return f"AgentView(session={session!r}, turn={h.turn}, status={h.status!r}, steps={h.steps})"
+
+    # ── coalescing ─────────────────────────────────────────────────────────
+    def _flush_locked(self, now: float) -> None:
+        """Send all pending events as one custom message."""
+        if not self._pending.count:
+            return
+        batch = {
+            "kind": "events",
+            "epoch": self.epoch,
+            "start": self._sent_n,
+            "end": self._sent_n + self._pending.count,
+            "events": self._pending.entries(),
+        }
+        self._sent_n = batch["end"]
+        self._pending = Transcript()
+        self._last_send = now
+        self.send(batch)
+
+    def _commit_locked(self, now: float) -> None:
+        """Commit transcript + header traits in one state update (after a flush)."""
+        h = self._header
+        with self.hold_sync():
+            self.transcript = self._durable.entries()
+            self.transcript_n = self._durable.count
+            self.session_id = h.session_id
+            self.turn = h.turn
+            self.status = h.status
+            self.step = h.step
+            self.steps = h.steps
+            self.model_label = h.model_label
+            self.think_level = h.think_level
+            self.strategy = h.strategy
+            self.usage = {
+                "input_tokens": h.input_tokens,
+                "output_tokens": h.output_tokens,
+                "cache_read_tokens": h.cache_read_tokens,
+                "cache_creation_tokens": h.cache_creation_tokens,
+                "cost_usd": h.cost_usd,
+                "duration_ms": h.duration_ms,
+            }
+        self._last_commit = now
+        self._commit_at = None
+
+    def _bump_epoch_and_commit_locked(self) -> None:
+        with self.hold_sync():
+            self.epoch += 1
+            self._commit_locked(time.monotonic())
+
+    def _schedule_locked(self, now: float) -> None:
+        """Arm the timer for the next batch or deferred commit, if any is waiting."""
+        if self._timer is not None:
+            return
+        dues = [self._last_send + FLUSH_INTERVAL_S] if self._pending.count else []
+        if self._commit_at is not None:
+            dues.append(self._commit_at)
+        if not dues:
+            return
+        # Run in the caller's context so ipykernel attributes messages to the running cell.
+        ctx = contextvars.copy_context()
+        timer = threading.Timer(max(0.0, min(dues) - now), lambda: ctx.run(self._on_timer, timer))
+        timer.daemon = True
+        self._timer = timer
+        timer.start()
+
+    def _on_timer(self, timer: threading.Timer) -> None:
+        with self._lock:
+            if self._timer is not timer or self._closed:
+                return
+            self._timer = None
+            now = time.monotonic()
+            commit = self._commit_at is not None and now >= self._commit_at - 0.002
+            if commit or now - self._last_send >= FLUSH_INTERVAL_S * 0.95:
+                self._flush_locked(now)
+            if commit:
+                self._commit_locked(now)
+            self._schedule_locked(now)
+
+    def _cancel_timer_locked(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
