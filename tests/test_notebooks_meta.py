@@ -1,0 +1,201 @@
+"""The example notebooks: saved with outputs, offline by construction, free of secrets.
+
+nbval (``pytest --nbval notebooks``) checks that re-running a notebook reproduces its saved
+outputs. These tests check what nbval does not: that every notebook was saved executed, that
+without an API key every ``%%agent`` cell uses a ``ScriptedProvider`` and nothing touches the
+network, and that no key, token or local path ended up in the JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+NOTEBOOKS_DIR = Path(__file__).resolve().parent.parent / "notebooks"
+NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("*.ipynb"))
+KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "JUPYTER_BRAIN_BASE_URL", "ANTHROPIC_BASE_URL")
+
+# The switch every notebook uses: live only when one of these is set.
+LIVE_LINE = (
+    'LIVE = bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("OPENAI_API_KEY") '
+    'or os.environ.get("OPENAI_BASE_URL"))'
+)
+
+SECRET_PATTERNS = {
+    "Anthropic/OpenAI-style key": re.compile(r"\bsk-(?:ant-)?[A-Za-z0-9_-]{16,}"),
+    "AWS access key": re.compile(r"\bAKIA[0-9A-Z]{16}\b"),
+    "GitHub token": re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"),
+    "Slack token": re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),
+    "bearer token": re.compile(r"\bBearer\s+[A-Za-z0-9._~+/-]{20,}"),
+    "key assigned a literal": re.compile(
+        r"""(?i)\b(?:api[_-]?key|secret|token|password)\b["']?\s*[:=]\s*["'][^"'\s]{8,}["']"""),
+    "key put in the environment": re.compile(r"""environ\[\s*["']\w*(?:KEY|TOKEN|SECRET)\w*["']\s*\]\s*="""),
+    "local path": re.compile(r"(?:/home/|/root/|/Users/|/tmp/|/private/var/|[A-Za-z]:\\\\Users\\\\)"),
+}
+
+
+def load(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def strings(value: object, key: str = ""):
+    """Every string in a notebook's JSON, except the widget front-end's own bundle (``_esm``,
+    ``_css``: the package's build output, the same in every notebook)."""
+    if key in ("_esm", "_css"):
+        return
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings(item, key)
+    elif isinstance(value, dict):
+        for k, item in value.items():
+            yield k
+            yield from strings(item, k)
+
+
+def code_cells(nb: dict) -> list[dict]:
+    return [c for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+def source(cell: dict) -> str:
+    src = cell["source"]
+    return "".join(src) if isinstance(src, list) else src
+
+
+def agent_cells(nb: dict) -> list[dict]:
+    return [c for c in code_cells(nb) if source(c).lstrip().startswith("%%agent")]
+
+
+def agent_flags(cell: dict) -> list[str]:
+    return shlex.split(source(cell).lstrip().splitlines()[0][len("%%agent"):])
+
+
+def test_there_are_notebooks():
+    names = {p.stem for p in NOTEBOOKS}
+    assert {"quickstart", "thinking_levels", "reflection", "strategies", "dataframe_tools", "sessions"} <= names
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_saved_with_outputs(path):
+    nb = load(path)
+    cells = code_cells(nb)
+    unexecuted = [i for i, c in enumerate(cells) if source(c).strip() and c.get("execution_count") is None]
+    assert not unexecuted, f"{path.name}: code cells {unexecuted} were not executed before saving"
+    counts = [c["execution_count"] for c in cells if source(c).strip()]
+    assert counts == list(range(1, len(counts) + 1)), f"{path.name}: not saved from one top-to-bottom run"
+    errors = [i for i, c in enumerate(cells) for o in c.get("outputs", []) if o["output_type"] == "error"]
+    assert not errors, f"{path.name}: code cells {errors} saved an error"
+    silent = [source(c).splitlines()[0] for c in agent_cells(nb) if not c.get("outputs")]
+    assert not silent, f"{path.name}: %%agent cells without outputs: {silent}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_offline_uses_only_scripted_providers(path):
+    nb = load(path)
+    text = "\n".join(source(c) for c in code_cells(nb))
+    cells = agent_cells(nb)
+    assert cells, f"{path.name} has no %%agent cell"
+    assert LIVE_LINE in text, f"{path.name} must decide LIVE from the environment exactly as the others do"
+    assert not re.search(r"AgentMagics\.provider|%agent config[^\n]*provider\s*=|get_provider\(", text), (
+        f"{path.name} changes the provider outside --provider")
+    for cell in cells:
+        flags = agent_flags(cell)
+        assert "--provider" in flags, f"{path.name}: {source(cell).splitlines()[0]!r} has no --provider"
+        name = flags[flags.index("--provider") + 1]
+        assert name.isidentifier(), f"{path.name}: --provider {name} must name a variable"
+        assigned = re.findall(rf"^{re.escape(name)}\s*=(?!=)(.*)$", text, re.M)
+        assert assigned, f"{path.name}: --provider {name}, but {name} is never assigned"
+        for rhs in assigned:
+            assert re.match(r'\s*"auto" if LIVE else ScriptedProvider\(', rhs), (
+                f"{path.name}: {name} ={rhs} — use `{name} = \"auto\" if LIVE else ScriptedProvider(...)`")
+    # The saved run was offline: every turn a view showed came from the scripted provider.
+    state = nb.get("metadata", {}).get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
+    for model in state.get("state", {}).values():
+        fields = model.get("state", {})
+        if str(fields.get("_anywidget_id", "")).endswith("AgentView") and fields.get("model_label"):
+            assert fields["model_label"].startswith("scripted"), (
+                f"{path.name} was saved from a run with {fields['model_label']!r}")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_secrets_or_local_paths(path):
+    raw = path.read_text(encoding="utf-8")
+    text = "\n".join(strings(json.loads(raw)))
+    for what, pattern in SECRET_PATTERNS.items():
+        found = pattern.search(text)
+        assert found is None, f"{path.name} contains a {what}: …{text[max(0, found.start() - 40):found.end() + 10]!r}…"
+    for var in KEY_VARS:
+        value = os.environ.get(var, "")
+        if len(value) >= 8:
+            assert value not in raw, f"{path.name} contains the value of ${var}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_deterministic_setup(path):
+    """A fresh event log before the first turn, and unchecked outputs kept to a minimum."""
+    nb = load(path)
+    cells = code_cells(nb)
+    first_turn = next(i for i, c in enumerate(cells) if source(c).lstrip().startswith("%%agent"))
+    assert any("%config AgentMagics.data_dir" in source(c) for c in cells[:first_turn]), (
+        f"{path.name}: point AgentMagics.data_dir at a fresh temporary folder before the first turn")
+    ignored = [source(c) for c in cells
+               if "nbval-ignore-output" in c.get("metadata", {}).get("tags", [])
+               or re.search(r"^\s*#\s*NBVAL_IGNORE_OUTPUT\s*$", source(c), re.M)]
+    assert len(ignored) <= 1, f"{path.name}: {len(ignored)} cells skip nbval's output check"
+
+
+# A socket guard run in the kernel first: it refuses (and records) every connection that
+# is not to this machine. ZMQ, which the kernel talks over, does not use Python sockets.
+_GUARD = """
+import socket as _jb_socket
+_jb_network_attempts = []
+_jb_local = ("127.0.0.1", "::1", "localhost")
+_jb_connect, _jb_getaddrinfo = _jb_socket.socket.connect, _jb_socket.getaddrinfo
+def _jb_guarded_connect(self, address):
+    host = address[0] if isinstance(address, tuple) else address
+    if isinstance(host, str) and not host.startswith("/") and host not in _jb_local:
+        _jb_network_attempts.append(host)
+        raise OSError(f"network disabled by test_notebooks_meta: {host}")
+    return _jb_connect(self, address)
+def _jb_guarded_getaddrinfo(host, *args, **kwargs):
+    if host not in _jb_local and host is not None:
+        _jb_network_attempts.append(host)
+        raise OSError(f"network disabled by test_notebooks_meta: {host}")
+    return _jb_getaddrinfo(host, *args, **kwargs)
+_jb_socket.socket.connect = _jb_guarded_connect
+_jb_socket.getaddrinfo = _jb_guarded_getaddrinfo
+"""
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_runs_offline_without_keys(path, monkeypatch):
+    """Run the notebook in a real kernel with no keys and no network: no errors, no
+    connection attempts, and every %%agent turn answered by a ScriptedProvider."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    for var in KEY_VARS:
+        monkeypatch.delenv(var, raising=False)
+    nb = nbformat.read(path, as_version=4)
+    nb.cells.insert(0, nbformat.v4.new_code_cell(_GUARD))
+    nb.cells.append(nbformat.v4.new_code_cell(
+        "assert not LIVE, 'LIVE without a key'\n"
+        "assert not _jb_network_attempts, _jb_network_attempts\n"
+        "assert _agent.status == 'completed', _agent"
+    ))
+    client = nbclient.NotebookClient(nb, kernel_name="python3", timeout=240,
+                                     resources={"metadata": {"path": str(NOTEBOOKS_DIR)}})
+    client.execute()
+    agent_runs = [c for c in nb.cells if c.cell_type == "code" and c.source.lstrip().startswith("%%agent")]
+    assert agent_runs
+    state = nb.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {}).get("state", {})
+    labels = {m["state"].get("model_label") for m in state.values()
+              if str(m.get("state", {}).get("_anywidget_id", "")).endswith("AgentView")}
+    labels.discard("")
+    assert labels and all(label.startswith("scripted") for label in labels), labels
