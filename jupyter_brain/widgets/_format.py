@@ -7,6 +7,13 @@ import json
 import re
 from typing import Any
 
+TRIGGER_LABEL = {"tool_error": "after a tool error", "uncertainty": "on uncertainty", "periodic": "periodic"}
+
+
+def trigger_label(trigger: str | None) -> str:
+    return TRIGGER_LABEL.get(trigger or "periodic", "periodic")
+
+
 STATUS_LABEL = {
     "idle": "idle",
     "running": "running",

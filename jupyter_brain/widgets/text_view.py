@@ -161,7 +161,7 @@ class TextView:
         if e.get("skipped"):
             self._line(f"  ✎ reflection skipped: {e['reflection']}")
             return
-        trigger = "after a tool error" if e.get("trigger") == "tool_error" else "periodic"
+        trigger = fmt.trigger_label(e.get("trigger"))
         self._line(f"  ✎ reflection ({trigger}, confidence {e.get('confidence', 0):.0%}):")
         self._write(e["reflection"].rstrip() + "\n", prefix="  │ ")
         if e.get("suggested_action"):
@@ -232,7 +232,7 @@ def events_to_markdown(events: Iterable[EventBase | Entry]) -> str:
             if e.get("skipped"):
                 blocks.append(fmt.quote(f"*Reflection skipped: {e['reflection']}*"))
             else:
-                trigger = "after a tool error" if e.get("trigger") == "tool_error" else "periodic"
+                trigger = fmt.trigger_label(e.get("trigger"))
                 text = f"**Reflection** ({trigger}, confidence {e.get('confidence', 0):.0%}): {e['reflection']}"
                 if e.get("suggested_action"):
                     text += f"\n\n*Suggested:* {e['suggested_action']}"

@@ -1,0 +1,30 @@
+// Bundle src/index.ts into ../jupyter_brain/static/agent_view.js (an ES module whose
+// default export is the anywidget factory) plus agent_view.css.
+// `npm run build` runs type generation and `tsc --noEmit` first; `--watch` rebuilds.
+import { mkdirSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import * as esbuild from "esbuild";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const outdir = resolve(here, "..", "jupyter_brain", "static");
+mkdirSync(outdir, { recursive: true });
+
+const options = {
+  entryPoints: { agent_view: resolve(here, "src", "index.ts") },
+  outdir,
+  bundle: true,
+  format: "esm",
+  target: ["es2020", "chrome100", "firefox100", "safari15"],
+  minify: !process.argv.includes("--dev"),
+  sourcemap: false,
+  legalComments: "eof",
+  logLevel: "info",
+};
+
+if (process.argv.includes("--watch")) {
+  const ctx = await esbuild.context({ ...options, minify: false });
+  await ctx.watch();
+} else {
+  await esbuild.build(options);
+}

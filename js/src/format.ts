@@ -1,0 +1,107 @@
+// Wording shared with jupyter_brain/widgets/_format.py (keep them alike).
+
+export const STATUS_LABEL: Record<string, string> = {
+  idle: "idle",
+  running: "running",
+  completed: "completed",
+  max_steps: "stopped: step limit reached",
+  timeout: "stopped: time limit reached",
+  strategy_limit: "stopped: strategy limit reached",
+  error: "failed: provider error",
+  interrupted: "interrupted",
+};
+
+export const STATUS_ICON: Record<string, string> = {
+  running: "●",
+  completed: "✓",
+  max_steps: "■",
+  timeout: "◷",
+  strategy_limit: "■",
+  error: "✗",
+  interrupted: "■",
+};
+
+export const TOOL_ICON: Record<string, string> = {
+  running: "⋯",
+  ok: "✓",
+  error: "✗",
+  timeout: "◷",
+  denied: "⊘",
+  blocked: "⊘",
+  invalid: "⚠",
+  interrupted: "■",
+};
+
+export const STRATEGY_LABEL: Record<string, string> = {
+  thought: "Thought",
+  action: "Action",
+  observation: "Observation",
+  reflection: "Reflection",
+  branch: "Branch",
+  final_answer: "Final answer",
+};
+
+export function duration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  const s = ms / 1000;
+  if (s < 60) return `${s.toFixed(1)} s`;
+  const total = Math.round(s);
+  return `${Math.floor(total / 60)} min ${String(total % 60).padStart(2, "0")} s`;
+}
+
+export function tokens(n: number): string {
+  return n.toLocaleString("en-US");
+}
+
+export function cost(usd: number | null | undefined): string {
+  if (usd === null || usd === undefined) return "—";
+  return usd < 1 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
+}
+
+export function bytes(n: number): string {
+  if (n < 1024) return `${n} chars`;
+  return `${(n / 1024).toFixed(1)} k chars`;
+}
+
+/** Arguments as indented JSON; strings holding JSON are parsed first. */
+export function prettyJson(value: unknown): string {
+  if (typeof value === "string") {
+    try {
+      value = JSON.parse(value);
+    } catch {
+      return value as string;
+    }
+  }
+  if (value === undefined) return "";
+  try {
+    return JSON.stringify(value, null, 2) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+export function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
+/** [label, text] of a strategy step dict (a StrategyStep dumped: `kind` + fields). */
+export function strategyText(data: Record<string, unknown>): [string, string] {
+  const kind = String(data.kind ?? "step");
+  let label = typeof data.label === "string" && data.label ? data.label : STRATEGY_LABEL[kind] ?? kind;
+  const str = (v: unknown) => (v === undefined || v === null ? "" : String(v));
+  let text: string;
+  if (kind === "action") {
+    const args = data.args;
+    const hasArgs = args !== undefined && args !== null && !(typeof args === "object" && Object.keys(args).length === 0);
+    text = `${str(data.tool)}(${hasArgs ? JSON.stringify(args) : ""})`;
+  } else if (kind === "reflection") {
+    text = str(data.critique) + (data.revised_plan ? ` → revised plan: ${str(data.revised_plan)}` : "");
+  } else if (kind === "branch") {
+    label = `Branch ${str(data.branch_id ?? "?")}`;
+    const score = Number(data.score ?? 0).toFixed(2);
+    text = `score ${score}${data.selected ? " (selected)" : ""}: ${str(data.thought)}`;
+  } else {
+    text = str(data.text ?? data.thought);
+  }
+  return [label, text];
+}

@@ -1,0 +1,144 @@
+// Header (model, levels, session, step counter, elapsed time, status) and footer
+// (token usage and cost) of the latest turn.
+import { h, setText } from "../dom";
+import { cost, duration, STATUS_ICON, STATUS_LABEL, tokens } from "../format";
+import type { AgentEvent, EventOf } from "../protocol";
+
+export class Header {
+  readonly el: HTMLDivElement;
+  private readonly model = h("span", "jb-h-model");
+  private readonly think = h("span", "jb-chip jb-h-think");
+  private readonly strategy = h("span", "jb-chip jb-h-strategy");
+  private readonly session = h("span", "jb-h-session");
+  private readonly step = h("span", "jb-h-step");
+  private readonly elapsed = h("span", "jb-h-elapsed");
+  private readonly badge = h("span", "jb-badge jb-status-idle", "idle");
+  private maxSteps = 0;
+  private startTs: number | null = null;
+  private lastTs: number | null = null;
+  private lastLocal = 0;
+  private running = false;
+  private ticker: ReturnType<typeof setInterval> | null = null;
+
+  constructor(private readonly now: () => number = Date.now) {
+    this.el = h(
+      "div",
+      "jb-header",
+      this.model,
+      this.think,
+      this.strategy,
+      this.session,
+      h("span", "jb-spacer"),
+      this.step,
+      this.elapsed,
+      this.badge,
+    );
+    this.think.hidden = this.strategy.hidden = true;
+  }
+
+  update(e: AgentEvent): void {
+    if (e.ts !== undefined) {
+      this.lastTs = this.lastTs === null ? e.ts : Math.max(this.lastTs, e.ts);
+      this.lastLocal = this.now();
+    }
+    switch (e.type) {
+      case "turn_start":
+        this.start(e);
+        break;
+      case "step_start":
+        setText(this.step, this.maxSteps ? `step ${e.step} / ${this.maxSteps}` : `step ${e.step}`);
+        break;
+      case "turn_end":
+        this.running = false;
+        this.stopTicker();
+        this.setStatus(e.status);
+        setText(this.elapsed, duration(e.duration_ms ?? 0));
+        return;
+    }
+    if (this.running) this.tick();
+  }
+
+  private start(e: EventOf<"turn_start">): void {
+    setText(this.model, [e.provider, e.model].filter(Boolean).join(" / ") || "agent");
+    const think = e.think_level ?? "off";
+    setText(this.think, `think ${think}`);
+    this.think.hidden = think === "off" || think === "";
+    setText(this.strategy, e.strategy ?? "");
+    this.strategy.hidden = !e.strategy;
+    setText(this.session, e.session_id ? `session ${e.session_id}` : "");
+    this.maxSteps = e.max_steps ?? 0;
+    setText(this.step, "");
+    this.startTs = e.ts ?? null;
+    this.running = true;
+    this.setStatus("running");
+    if (this.ticker === null) this.ticker = setInterval(() => this.tick(), 1000);
+  }
+
+  /** Elapsed = kernel time between events + local time since the last one (no clock skew). */
+  private tick(): void {
+    if (!this.running || this.startTs === null || this.lastTs === null) return;
+    const ms = (this.lastTs - this.startTs) * 1000 + (this.now() - this.lastLocal);
+    setText(this.elapsed, duration(Math.max(0, ms)));
+  }
+
+  private setStatus(status: string): void {
+    this.badge.className = `jb-badge jb-status-${status}`;
+    setText(this.badge, `${STATUS_ICON[status] ?? ""} ${STATUS_LABEL[status] ?? status}`.trim());
+  }
+
+  private stopTicker(): void {
+    if (this.ticker !== null) clearInterval(this.ticker);
+    this.ticker = null;
+  }
+
+  dispose(): void {
+    this.stopTicker();
+  }
+}
+
+export class Footer {
+  readonly el: HTMLDivElement;
+  private usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: null as number | null };
+
+  constructor() {
+    this.el = h("div", "jb-footer");
+    this.el.hidden = true;
+  }
+
+  update(e: AgentEvent): void {
+    const u = this.usage;
+    if (e.type === "turn_start") {
+      this.usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: null };
+    } else if (e.type === "usage") {
+      u.input += e.input_tokens ?? 0;
+      u.output += e.output_tokens ?? 0;
+      u.cacheRead += e.cache_read_tokens ?? 0;
+      u.cacheWrite += e.cache_creation_tokens ?? 0;
+      if (e.cost_usd !== null && e.cost_usd !== undefined) u.cost = (u.cost ?? 0) + e.cost_usd;
+    } else if (e.type === "turn_end") {
+      // The turn's totals are authoritative (they include reflection calls).
+      u.input = e.input_tokens || u.input;
+      u.output = e.output_tokens || u.output;
+      u.cacheRead = e.cache_read_tokens || u.cacheRead;
+      u.cacheWrite = e.cache_creation_tokens || u.cacheWrite;
+      if (e.cost_usd !== null && e.cost_usd !== undefined) u.cost = e.cost_usd;
+    } else {
+      return;
+    }
+    this.paint();
+  }
+
+  private paint(): void {
+    const u = this.usage;
+    const item = (label: string, value: string) =>
+      h("span", "jb-f-item", h("span", "jb-f-label", label), h("span", "jb-f-value", value));
+    this.el.replaceChildren(
+      item("in", tokens(u.input)),
+      item("out", tokens(u.output)),
+      item("cache read", tokens(u.cacheRead)),
+      item("cache write", tokens(u.cacheWrite)),
+      item("cost", cost(u.cost)),
+    );
+    this.el.hidden = false;
+  }
+}
