@@ -273,7 +273,8 @@ class AgentMagics(Magics):
                 from .widgets import AgentView
 
                 view = AgentView()
-                display(view)
+                # A display id, so the finished turn can add its Markdown transcript.
+                view.display_handle = display(view, display_id=True)
                 return view
             except Exception as exc:  # noqa: BLE001 - e.g. the JS bundle is missing
                 print(f"(widget unavailable: {exc}; showing plain text)", file=sys.stderr)
@@ -456,10 +457,16 @@ class AgentMagics(Magics):
 
 
 def _close_view(view: Any) -> None:
-    """Flush the widget's last batch (the text view has nothing to flush)."""
+    """Flush the widget's last batch and re-publish its output with the Markdown fallback.
+
+    The text view has nothing to flush.
+    """
     close = getattr(view, "close_stream", None)
     if close is not None:
         close()
+    handle = getattr(view, "display_handle", None)
+    if handle is not None:
+        handle.update(view)
 
 
 def _count_arg(rest: list[str], command: str, *, default: int) -> int:

@@ -493,3 +493,18 @@ def test_timer_thread_sends_reach_iopub_in_a_real_kernel() -> None:
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
+
+
+def test_mimebundle_adds_markdown_transcript_once_the_turn_ended():
+    from jupyter_brain.agent.events import TurnEnd, TurnStart
+    from jupyter_brain.widgets import AgentView
+
+    view = AgentView()
+    data, _ = view._repr_mimebundle_()
+    assert "text/markdown" not in data and "application/vnd.jupyter.widget-view+json" in data
+    view.handle(TurnStart(session_id="s", user_message="q"))
+    view.handle(TurnEnd(status="completed", text="the answer"))
+    data, _ = view._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in data
+    assert "the answer" in data["text/markdown"]
+    view.close()

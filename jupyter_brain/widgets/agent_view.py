@@ -181,6 +181,19 @@ class AgentView(anywidget.AnyWidget):
         """The transcript as Markdown (nbconvert, terminals, logs)."""
         return events_to_markdown(self.entries)
 
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        """The widget view, plus the transcript as Markdown once there is one.
+
+        JupyterLab renders the live widget; where its model is gone (a notebook saved
+        without widget state), nbconvert, GitHub or a terminal front-end show the
+        Markdown instead. The magic re-publishes this bundle when the turn ends.
+        """
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is None or self._header.status in ("idle", "running"):
+            return bundle
+        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
+        return {**data, "text/markdown": self.to_markdown()}, metadata
+
     def __repr__(self) -> str:
         h = self._header
         session = h.session_id or "-"
