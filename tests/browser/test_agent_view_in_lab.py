@@ -73,3 +73,25 @@ def test_agent_cell_renders_stream_thinking_reflection_tools(lab, page):
     assert tool_rows.count() >= 1
     # The check cell's output confirms the kernel side.
     assert page.locator(".jp-OutputArea-output", has_text="completed 1 2").count() >= 1
+
+
+def test_reopened_notebook_shows_the_transcript(lab, page):
+    """A reopened (untrusted) notebook shows each finished turn's Markdown transcript.
+
+    JupyterLab renders only safe mimetypes for untrusted outputs, so the saved Markdown
+    fallback stands in for the live widget, with no kernel and no widget state needed.
+    """
+    import shutil
+    from pathlib import Path
+
+    base, root = lab
+    shutil.copy(Path(__file__).resolve().parents[2] / "notebooks" / "quickstart.ipynb", root / "reopened.ipynb")
+    page.goto(f"{base}/lab/tree/reopened.ipynb")
+    output = page.locator(".jp-OutputArea-output", has_text="Agent — Turn 1").first
+    output.wait_for(timeout=120_000)
+    output.scroll_into_view_if_needed()
+    screenshot(page, "reopened_quickstart")
+    text = output.inner_text()
+    assert "largest revenue drop" in text and "July" in text and "completed" in text
+    assert output.locator("details summary", has_text="Thinking").count() >= 1
+    assert output.locator("code", has_text="run_python").count() >= 1
