@@ -33,3 +33,45 @@ def test_agent_output_keeps_widget_and_markdown_transcript(tmp_path, monkeypatch
     markdown = data["text/markdown"]
     assert "**March** dropped most." in markdown and "compare months" in markdown
     assert nb.cells[2].outputs[0].text.strip() == "completed"
+
+
+def test_kernel_interrupt_mid_stream_stops_cleanly_and_next_cell_works(tmp_path, monkeypatch):
+    import time
+
+    from jupyter_client.manager import start_new_kernel
+
+    for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    km, kc = start_new_kernel(kernel_name="python3", cwd=str(tmp_path))
+    try:
+        setup = (
+            "%load_ext jupyter_brain\n"
+            "from jupyter_brain import ScriptedProvider\n"
+            "slow = ScriptedProvider(['word ' * 2000], delay_s=0.01)\n"
+            "fast = ScriptedProvider(['all good'])\n"
+        )
+        assert kc.execute_interactive(setup, timeout=60)["content"]["status"] == "ok"
+        msg_id = kc.execute("%%agent --provider slow\nwrite a lot")
+        # Wait until text is streaming, then interrupt the kernel (what the stop button does).
+        deadline = time.monotonic() + 30
+        streaming = False
+        while time.monotonic() < deadline and not streaming:
+            msg = kc.get_iopub_msg(timeout=10)
+            streaming = msg["msg_type"] == "comm_msg" and msg["parent_header"].get("msg_id") == msg_id
+        assert streaming
+        km.interrupt_kernel()
+        reply = kc.get_shell_msg(timeout=30)
+        assert reply["parent_header"]["msg_id"] == msg_id
+        assert reply["content"]["status"] == "ok"  # handled: no KeyboardInterrupt traceback
+        out = []
+        kc.execute_interactive("print(_agent.status, _agent.messages[-1]['role'])", timeout=30,
+                               output_hook=lambda m: out.append(m["content"].get("text", "")))
+        assert "interrupted assistant" in "".join(out)
+        out.clear()
+        kc.execute_interactive("%%agent --provider fast\nagain", timeout=30)
+        kc.execute_interactive("print(_agent.status, _agent.text)", timeout=30,
+                               output_hook=lambda m: out.append(m["content"].get("text", "")))
+        assert "completed all good" in "".join(out)
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
