@@ -224,9 +224,10 @@ def test_batching_visible_only_after_step_end_and_turn_end(tmp_path):
     step_end, turn_end = stamp([StepEnd(step=1), TurnEnd(status="completed", text="done")])
     step_end.seq, turn_end.seq = 4, 5
     el.append(step_end)
+    el.sync()  # the writer thread commits the handed-over batch
     assert [r[0] for r in visible()] == ["turn_start", "step_start", "text_delta", "tool_call_start", "step_end"]
     assert turns_visible() == [(T, None)]
-    el.append(turn_end)
+    el.append(turn_end)  # a turn end is committed before append returns
     assert len(visible()) == 6
     assert turns_visible() == [(T, "completed")]
     other.close()
@@ -242,6 +243,7 @@ def test_buffer_flushes_when_full(tmp_path):
         el.append(e)
     assert other.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 0
     el.append(evs[2])
+    el.sync()
     assert other.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 3
     other.close()
     el.close()

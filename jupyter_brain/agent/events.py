@@ -7,8 +7,13 @@ front-end's TypeScript types.
 
 from __future__ import annotations
 
+import atexit
 import json
+import logging
+import queue
+import threading
 import time
+import weakref
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
@@ -269,9 +274,12 @@ class TurnRecord(BaseModel):
 class EventLog:
     """Append-only SQLite log of every event, plus each session's message history.
 
-    Writes are buffered and committed in one transaction at step and turn boundaries
-    (or when the buffer fills), so logging costs little per event while a crash loses
-    at most the step in flight. ``":memory:"`` keeps everything in RAM (tests).
+    Writes are buffered and handed, at step and turn boundaries (or when the buffer
+    fills), to a writer thread that commits each batch in one transaction: the agent
+    loop does not wait for the disk between steps, a crash loses at most the step in
+    flight, and a turn's end waits until the whole turn is committed.
+    Every read (and ``flush()``) first waits for the writer, so readers see all that
+    was appended before. ``":memory:"`` keeps everything in RAM (tests).
     """
 
     def __init__(
@@ -282,7 +290,6 @@ class EventLog:
         redact: Any = None,
     ) -> None:
         import sqlite3
-        import threading
         from pathlib import Path
 
         self.path = str(path)
@@ -292,7 +299,14 @@ class EventLog:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()  # the pending buffers
+        self._db_lock = threading.Lock()  # the connection (writer thread and readers)
+        self._queue: queue.Queue[tuple | None] = queue.Queue()
+        self.last_error: BaseException | None = None
+        self._closed = False
+        self._writer = threading.Thread(target=self._write_loop, name="jupyter-brain-eventlog", daemon=True)
+        self._writer.start()
+        atexit.register(_close_at_exit, weakref.ref(self))
         self._pending_events: list[tuple] = []
         self._pending_turns: list[tuple] = []
         self._turn_updates: list[tuple] = []
@@ -327,7 +341,10 @@ class EventLog:
                     (event.ts, event.status, self._scrub(event.text), event.turn_id)
                 )
             if etype in ("step_end", "turn_end") or len(self._pending_events) >= self._flush_every:
-                self.flush()
+                self._handoff()
+        if etype == "turn_end":
+            # Once per turn, wait: a finished turn is on disk for any other reader.
+            self._queue.join()
 
     def _row(self, pending: tuple) -> tuple[str, str, int, str, str]:
         session_id, turn_id, seq, etype, event = pending[:5]
@@ -338,47 +355,72 @@ class EventLog:
     def _scrub(self, text: str) -> str:
         return self._redact(text) if self._redact is not None else text
 
+    def _handoff(self) -> None:
+        """Give the pending rows to the writer thread (caller holds ``_lock``)."""
+        if not (self._pending_events or self._pending_turns or self._turn_updates
+                or self._pending_messages):
+            return
+        batch = (self._pending_turns, self._pending_events, self._turn_updates, self._pending_messages)
+        self._pending_turns, self._pending_events = [], []
+        self._turn_updates, self._pending_messages = [], []
+        self._queue.put(batch)
+
+    def sync(self) -> None:
+        """Wait until the writer has committed every batch handed to it so far.
+
+        Unlike ``flush`` this does not hand over rows still buffered mid-step.
+        """
+        self._queue.join()
+
     def flush(self) -> None:
+        """Hand over what is pending and wait until the writer has committed it."""
         with self._lock:
-            if not (self._pending_events or self._pending_turns or self._turn_updates
-                    or self._pending_messages):
-                return
-            db = self._db
-            db.execute("BEGIN")
+            self._handoff()
+        self._queue.join()
+
+    def _write_loop(self) -> None:
+        while True:
+            batch = self._queue.get()
             try:
-                for turn_id, session_id, started, user_message in self._pending_turns:
-                    (idx,) = db.execute(
-                        "SELECT COUNT(*) FROM turns WHERE session_id = ?", (session_id,)
-                    ).fetchone()
-                    db.execute(
-                        "INSERT OR IGNORE INTO turns(turn_id, session_id, idx, started, user_message)"
-                        " VALUES (?, ?, ?, ?, ?)",
-                        (turn_id, session_id, idx, started, user_message),
-                    )
-                if self._pending_events:
-                    db.executemany(
-                        "INSERT INTO events(session_id, turn_id, seq, type, data) VALUES (?, ?, ?, ?, ?)",
-                        [self._row(p) for p in self._pending_events],
-                    )
-                if self._turn_updates:
-                    db.executemany(
-                        "UPDATE turns SET ended = ?, status = ?, text = ? WHERE turn_id = ?",
-                        self._turn_updates,
-                    )
-                if self._pending_messages:
-                    db.executemany(
-                        "INSERT INTO messages(session_id, turn_id, data) VALUES (?, ?, ?)",
-                        [(sid, tid, self._scrub(json.dumps(m, default=str)))
-                         for sid, tid, m in self._pending_messages],
-                    )
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            self._pending_events.clear()
-            self._pending_turns.clear()
-            self._turn_updates.clear()
-            self._pending_messages.clear()
+                if batch is None:
+                    return
+                with self._db_lock:
+                    self._write(*batch)
+            except Exception as exc:  # noqa: BLE001 - a full disk must not kill the kernel
+                self.last_error = exc
+                logging.getLogger("jupyter_brain.events").error("event log write failed: %s", exc)
+            finally:
+                self._queue.task_done()
+
+    def _write(self, turns: list, events: list, updates: list, messages: list) -> None:
+        db = self._db
+        db.execute("BEGIN")
+        try:
+            for turn_id, session_id, started, user_message in turns:
+                (idx,) = db.execute(
+                    "SELECT COUNT(*) FROM turns WHERE session_id = ?", (session_id,)
+                ).fetchone()
+                db.execute(
+                    "INSERT OR IGNORE INTO turns(turn_id, session_id, idx, started, user_message)"
+                    " VALUES (?, ?, ?, ?, ?)",
+                    (turn_id, session_id, idx, started, user_message),
+                )
+            if events:
+                db.executemany(
+                    "INSERT INTO events(session_id, turn_id, seq, type, data) VALUES (?, ?, ?, ?, ?)",
+                    [self._row(p) for p in events],
+                )
+            if updates:
+                db.executemany("UPDATE turns SET ended = ?, status = ?, text = ? WHERE turn_id = ?", updates)
+            if messages:
+                db.executemany(
+                    "INSERT INTO messages(session_id, turn_id, data) VALUES (?, ?, ?)",
+                    [(sid, tid, self._scrub(json.dumps(m, default=str))) for sid, tid, m in messages],
+                )
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
 
     def append_messages(self, session_id: str, turn_id: str, messages: list[dict[str, Any]]) -> None:
         """Persist messages added to a session's history (so a new kernel can resume it).
@@ -392,8 +434,8 @@ class EventLog:
     def replace_history(self, session_id: str, messages: list[dict[str, Any]]) -> None:
         """Store a rewritten history (reset, compaction) in one transaction."""
         rows = [(session_id, "", self._scrub(json.dumps(m, default=str))) for m in messages]
-        with self._lock:
-            self.flush()
+        self.flush()
+        with self._db_lock:
             self._db.execute("BEGIN")
             self._db.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
             self._db.executemany(
@@ -403,7 +445,7 @@ class EventLog:
 
     def add_record(self, kind: str, data: dict[str, Any], session_id: str | None = None) -> None:
         """Free-form durable records (decisions, comparisons) beside the event stream."""
-        with self._lock:
+        with self._db_lock:
             self._db.execute(
                 "INSERT INTO records(kind, session_id, ts, data) VALUES (?, ?, ?, ?)",
                 (kind, session_id, time.time(), self._scrub(json.dumps(data, default=str))),
@@ -411,8 +453,8 @@ class EventLog:
 
     # reading ---------------------------------------------------------------
     def sessions(self) -> list[str]:
-        with self._lock:
-            self.flush()
+        self.flush()
+        with self._db_lock:
             rows = self._db.execute(
                 "SELECT session_id, MAX(started) AS last FROM turns GROUP BY session_id"
                 " UNION SELECT session_id, 0 FROM messages WHERE session_id NOT IN"
@@ -421,8 +463,8 @@ class EventLog:
         return [r[0] for r in rows]
 
     def turns(self, session_id: str) -> list[TurnRecord]:
-        with self._lock:
-            self.flush()
+        self.flush()
+        with self._db_lock:
             rows = self._db.execute(
                 "SELECT turn_id, session_id, idx, started, ended, status, user_message, text"
                 " FROM turns WHERE session_id = ? ORDER BY idx",
@@ -438,8 +480,8 @@ class EventLog:
 
     def events(self, *, turn_id: str | None = None, session_id: str | None = None) -> list[Event]:
         """Events in the order they happened, for one turn or a whole session."""
-        with self._lock:
-            self.flush()
+        self.flush()
+        with self._db_lock:
             if turn_id is not None:
                 rows = self._db.execute(
                     "SELECT data FROM events WHERE turn_id = ? ORDER BY id", (turn_id,)
@@ -453,23 +495,29 @@ class EventLog:
         return [EVENT_ADAPTER.validate_json(r[0]) for r in rows]
 
     def load_history(self, session_id: str) -> list[dict[str, Any]]:
-        with self._lock:
-            self.flush()
+        self.flush()
+        with self._db_lock:
             rows = self._db.execute(
                 "SELECT data FROM messages WHERE session_id = ? ORDER BY id", (session_id,)
             ).fetchall()
         return [json.loads(r[0]) for r in rows]
 
     def records(self, kind: str) -> list[dict[str, Any]]:
-        with self._lock:
+        with self._db_lock:
             rows = self._db.execute(
                 "SELECT session_id, ts, data FROM records WHERE kind = ? ORDER BY id", (kind,)
             ).fetchall()
         return [{"session_id": r[0], "ts": r[1], **json.loads(r[2])} for r in rows]
 
     def close(self) -> None:
-        with self._lock:
-            self.flush()
+        """Commit everything, stop the writer and close the database (idempotent)."""
+        if self._closed:
+            return
+        self.flush()
+        self._closed = True
+        self._queue.put(None)
+        self._writer.join(10)
+        with self._db_lock:
             self._db.close()
 
     def __enter__(self) -> EventLog:
@@ -477,3 +525,13 @@ class EventLog:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _close_at_exit(ref: weakref.ref[EventLog]) -> None:
+    """Commit what a still-open log holds when the interpreter exits (the writer is a daemon)."""
+    log = ref()
+    if log is not None:
+        try:
+            log.close()
+        except Exception:  # noqa: BLE001 - nothing useful to do at exit
+            pass

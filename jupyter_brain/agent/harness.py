@@ -139,9 +139,8 @@ class _Emitter:
         self.seq = 0
 
     def __call__(self, event: EventBase) -> None:
-        event.session_id = self.session_id
-        event.turn_id = self.turn_id
-        event.seq = self.seq
+        # Plain fields: set them directly (pydantic's __setattr__ costs ~1.5 µs each).
+        event.__dict__.update(session_id=self.session_id, turn_id=self.turn_id, seq=self.seq)
         self.seq += 1
         if self.log is not None:
             try:
