@@ -411,3 +411,24 @@ def test_concurrent_appends_from_threads(log):
         t.join()
     for k in range(n_threads):
         assert [e.step for e in log.events(turn_id=f"t{k}")] == list(range(per))
+
+
+def test_step_end_inside_group_commit_window_is_still_written_soon(tmp_path):
+    """Two quick step ends share a hand-over; the second is committed by the writer, not by the next step."""
+    import time as _time
+
+    path = tmp_path / "events.sqlite"
+    el = EventLog(path)
+    other = sqlite3.connect(path)
+    first, second = stamp([StepEnd(step=1), StepEnd(step=2)])
+    second.seq = 1
+    el.append(first)  # handed over at once
+    el.append(second)  # within GROUP_COMMIT_S of the first: left for the writer to pick up
+    deadline = _time.monotonic() + 5
+    while _time.monotonic() < deadline:
+        if other.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 2:
+            break
+        _time.sleep(0.01)
+    assert other.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 2
+    other.close()
+    el.close()

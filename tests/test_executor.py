@@ -633,3 +633,37 @@ def test_read_artifact_clamps_offset_and_length():
     part = read(handle, offset=0, length=50_000)
     assert part.startswith("abcdefghij" * 1000) and "[10,000 more characters after offset 10000]" in part
     assert read(handle, offset=25_000) == ""
+
+
+def test_hung_tool_does_not_hold_up_later_calls(release):
+    """A worker stuck in a hung tool is abandoned; the next call gets another worker."""
+    invocations = []
+
+    @tool
+    def quick() -> str:
+        """Q."""
+        return "quick"
+
+    ex, state = make([hanging_tool(release, invocations, retry=False), quick])
+    (hung,) = ex.execute([call("hang")], state)
+    assert hung.status == "timeout"
+    outcomes = ex.execute([call("quick"), call("quick")], state)
+    assert [o.output for o in outcomes] == ["quick", "quick"]
+    assert len(invocations) == 1  # still hung until the fixture releases it
+
+
+def test_tool_workers_are_reused():
+    import threading as _threading
+
+    threads = []  # strong references: distinct thread objects stay distinct
+
+    @tool
+    def who() -> str:
+        """W."""
+        threads.append(_threading.current_thread())
+        return "ok"
+
+    ex, state = make([who])
+    for _ in range(5):
+        ex.execute([call("who")], state)
+    assert len({id(t) for t in threads}) < 5

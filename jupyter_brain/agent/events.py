@@ -258,6 +258,7 @@ CREATE TABLE IF NOT EXISTS records (
 
 
 _MERGEABLE = ("text_delta", "thinking_delta")
+GROUP_COMMIT_S = 0.02  # step ends closer together than this share one transaction
 
 
 class TurnRecord(BaseModel):
@@ -274,10 +275,11 @@ class TurnRecord(BaseModel):
 class EventLog:
     """Append-only SQLite log of every event, plus each session's message history.
 
-    Writes are buffered and handed, at step and turn boundaries (or when the buffer
-    fills), to a writer thread that commits each batch in one transaction: the agent
-    loop does not wait for the disk between steps, a crash loses at most the step in
-    flight, and a turn's end waits until the whole turn is committed.
+    Writes are buffered and handed to a writer thread that commits each batch in one
+    transaction, at step ends (grouped when they come faster than ``GROUP_COMMIT_S``),
+    at turn ends and when the buffer fills: the agent loop does not wait for the disk
+    between steps, a crash loses at most the step in flight (plus ``GROUP_COMMIT_S``),
+    and a turn's end waits until the whole turn is committed.
     Every read (and ``flush()``) first waits for the writer, so readers see all that
     was appended before. ``":memory:"`` keeps everything in RAM (tests).
     """
@@ -303,6 +305,8 @@ class EventLog:
         self._db_lock = threading.Lock()  # the connection (writer thread and readers)
         self._queue: queue.Queue[tuple | None] = queue.Queue()
         self.last_error: BaseException | None = None
+        self._last_handoff = 0.0
+        self._boundary_pending = False  # a step ended since the last hand-over
         self._closed = False
         self._writer = threading.Thread(target=self._write_loop, name="jupyter-brain-eventlog", daemon=True)
         self._writer.start()
@@ -340,7 +344,14 @@ class EventLog:
                 self._turn_updates.append(
                     (event.ts, event.status, self._scrub(event.text), event.turn_id)
                 )
-            if etype in ("step_end", "turn_end") or len(self._pending_events) >= self._flush_every:
+            if etype == "step_end":
+                # Group commit: at most one hand-over per GROUP_COMMIT_S; the writer picks
+                # up a step end that came sooner within that interval, so nothing waits long.
+                if time.monotonic() - self._last_handoff >= GROUP_COMMIT_S:
+                    self._handoff()
+                else:
+                    self._boundary_pending = True
+            elif etype == "turn_end" or len(self._pending_events) >= self._flush_every:
                 self._handoff()
         if etype == "turn_end":
             # Once per turn, wait: a finished turn is on disk for any other reader.
@@ -357,6 +368,8 @@ class EventLog:
 
     def _handoff(self) -> None:
         """Give the pending rows to the writer thread (caller holds ``_lock``)."""
+        self._boundary_pending = False
+        self._last_handoff = time.monotonic()
         if not (self._pending_events or self._pending_turns or self._turn_updates
                 or self._pending_messages):
             return
@@ -380,7 +393,14 @@ class EventLog:
 
     def _write_loop(self) -> None:
         while True:
-            batch = self._queue.get()
+            try:
+                batch = self._queue.get(timeout=GROUP_COMMIT_S)
+            except queue.Empty:
+                if self._boundary_pending:
+                    with self._lock:
+                        if self._boundary_pending:
+                            self._handoff()
+                continue
             try:
                 if batch is None:
                     return

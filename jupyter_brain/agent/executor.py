@@ -8,6 +8,7 @@ that raises, hangs or gets bad arguments never breaks the turn.
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 import traceback
@@ -67,23 +68,64 @@ class ToolTurnState:
 
 
 class _Run:
-    """One tool invocation on a daemon thread (so a hung tool can be abandoned)."""
+    """One tool invocation; ``done`` is set when it returns or raises."""
 
     def __init__(self, spec: ToolSpec, validated: Any) -> None:
+        self.spec = spec
+        self.validated = validated
         self.done = threading.Event()
         self.value: Any = None
         self.exc: BaseException | None = None
-        self.thread = threading.Thread(
-            target=self._target, args=(spec, validated), name=f"tool:{spec.name}", daemon=True
-        )
 
-    def _target(self, spec: ToolSpec, validated: Any) -> None:
+    def start(self) -> _Run:
+        _WORKERS.submit(self)
+        return self
+
+    def execute(self) -> None:
         try:
-            self.value = spec.invoke(validated)
+            self.value = self.spec.invoke(self.validated)
         except BaseException as exc:  # noqa: BLE001 - reported to the model
             self.exc = exc
         finally:
             self.done.set()
+
+
+class _Workers:
+    """Reusable daemon threads for tool calls.
+
+    Starting a thread per call costs a context switch before the call even begins; an
+    idle worker takes the job at once. A worker stuck in a hung tool simply never comes
+    back, and being a daemon it never blocks the interpreter's exit.
+    """
+
+    MAX_IDLE = 16
+
+    def __init__(self) -> None:
+        self._idle: list[queue.SimpleQueue[_Run | None]] = []
+        self._lock = threading.Lock()
+
+    def submit(self, run: _Run) -> None:
+        with self._lock:
+            inbox = self._idle.pop() if self._idle else None
+        if inbox is None:
+            inbox = queue.SimpleQueue()
+            threading.Thread(target=self._work, args=(inbox,), name="jupyter-brain-tool", daemon=True).start()
+        inbox.put(run)
+
+    def _work(self, inbox: queue.SimpleQueue[_Run | None]) -> None:
+        while True:
+            run = inbox.get()
+            if run is None:
+                return
+            threading.current_thread().name = f"tool:{run.spec.name}"
+            run.execute()
+            with self._lock:
+                if len(self._idle) >= self.MAX_IDLE:
+                    return
+                self._idle.append(inbox)
+
+
+_WORKERS = _Workers()
 
 
 class BoundedToolExecutor:
@@ -244,9 +286,8 @@ class BoundedToolExecutor:
             return []
         runs = []
         for call, spec, validated, args, notes in items:
-            run = _Run(spec, validated)
             start = time.perf_counter()
-            run.thread.start()
+            run = _Run(spec, validated).start()
             runs.append([call, spec, validated, args, notes, run, start, False])
         outcomes = []
         for entry in runs:
@@ -266,9 +307,8 @@ class BoundedToolExecutor:
                 break
             if spec.retry_on_timeout and attempts == 1 and remaining_s() > 0:
                 attempts += 1
-                run = _Run(spec, validated)
                 attempt_start = time.perf_counter()
-                run.thread.start()
+                run = _Run(spec, validated).start()
                 continue
             duration = (time.perf_counter() - start) * 1000
             why = f"timed out after {spec.timeout_s:g}s" + (" (retried once)" if attempts > 1 else "")
