@@ -42,6 +42,7 @@ from jupyter_brain.providers.base import (
 )
 from jupyter_brain.providers.sdk_support import (
     estimate_tokens,
+    guarded,
     map_sdk_error,
     parse_arguments,
     transport_errors,
@@ -141,7 +142,7 @@ class AnthropicProvider(StreamingProvider):
         params = self.request_params(messages, tools, thinking_budget)
         stream = self._open(params, timeout_s)
         try:
-            yield from _StreamAssembler(self.model).run(self._events(stream))
+            yield from _StreamAssembler(self.model).run(guarded(stream, self._sdk.AnthropicError, self._error))
         finally:
             stream.close()
 
@@ -172,18 +173,6 @@ class AnthropicProvider(StreamingProvider):
             return self._open(params, timeout_s)
         except (self._sdk.AnthropicError, *transport_errors()) as err:
             raise self._error(err) from None
-
-    def _events(self, stream: Any) -> Iterator[Any]:
-        """The SDK's raw stream events, with failures mid-stream mapped to ProviderError."""
-        iterator = iter(stream)
-        while True:
-            try:
-                event = next(iterator)
-            except StopIteration:
-                return
-            except (self._sdk.AnthropicError, *transport_errors()) as err:
-                raise self._error(err, mid_stream=True) from None
-            yield event
 
     def _error(self, err: BaseException, *, mid_stream: bool = False) -> ProviderError:
         mapped = map_sdk_error(err, self.name, mid_stream=mid_stream)

@@ -34,6 +34,7 @@ from jupyter_brain.providers.base import (
 )
 from jupyter_brain.providers.sdk_support import (
     estimate_tokens,
+    guarded,
     map_sdk_error,
     parse_arguments,
     transport_errors,
@@ -141,7 +142,7 @@ class OpenAICompatProvider(StreamingProvider):
         except (self._sdk.OpenAIError, *transport_errors()) as err:
             raise self._error(err) from None
         try:
-            yield from _ChunkAssembler(self.name, self.model).run(self._chunks(stream))
+            yield from _ChunkAssembler(self.name, self.model).run(guarded(stream, self._sdk.OpenAIError, self._error))
         finally:
             stream.close()
 
@@ -164,17 +165,6 @@ class OpenAICompatProvider(StreamingProvider):
             )
         self.model = models[0]
         return self.model
-
-    def _chunks(self, stream: Any) -> Iterator[Any]:
-        iterator = iter(stream)
-        while True:
-            try:
-                chunk = next(iterator)
-            except StopIteration:
-                return
-            except (self._sdk.OpenAIError, *transport_errors()) as err:
-                raise self._error(err, mid_stream=True) from None
-            yield chunk
 
     def _error(self, err: BaseException, *, mid_stream: bool = False) -> ProviderError:
         mapped = map_sdk_error(err, self.name, mid_stream=mid_stream)

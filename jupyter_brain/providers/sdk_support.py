@@ -9,6 +9,7 @@ importing either SDK, so importing this module stays cheap.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from jupyter_brain.providers.base import Message, ProviderError, ProviderErrorKind, ToolSchema
@@ -123,3 +124,20 @@ def estimate_tokens(messages: list[Message], tools: list[ToolSchema]) -> int:
     chars = sum(len(json.dumps(m, default=str)) for m in messages)
     chars += sum(len(json.dumps(t, default=str)) for t in tools)
     return chars // 4
+
+
+def guarded(
+    stream: Iterable[Any],
+    sdk_error: type[BaseException],
+    to_error: Callable[..., ProviderError],
+) -> Iterator[Any]:
+    """The stream's items, with an SDK or transport failure mid-stream raised as ProviderError."""
+    iterator = iter(stream)
+    while True:
+        try:
+            item = next(iterator)
+        except StopIteration:
+            return
+        except (sdk_error, *transport_errors()) as err:
+            raise to_error(err, mid_stream=True) from None
+        yield item
