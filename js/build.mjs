@@ -1,5 +1,6 @@
-// Bundle src/index.ts into ../jupyter_brain/static/agent_view.js (an ES module whose
-// default export is the anywidget factory) plus agent_view.css.
+// Bundle src/index.ts into ../jupyter_brain/static/agent_view.js and src/compare/index.ts
+// into compare_view.js (ES modules whose default export is the anywidget factory), each
+// with its .css.
 // `npm run build` runs type generation and `tsc --noEmit` first; `--watch` rebuilds.
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
@@ -11,7 +12,10 @@ const outdir = resolve(here, "..", "jupyter_brain", "static");
 mkdirSync(outdir, { recursive: true });
 
 const options = {
-  entryPoints: { agent_view: resolve(here, "src", "index.ts") },
+  entryPoints: {
+    agent_view: resolve(here, "src", "index.ts"),
+    compare_view: resolve(here, "src", "compare", "index.ts"),
+  },
   outdir,
   bundle: true,
   format: "esm",

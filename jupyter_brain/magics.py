@@ -14,7 +14,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.core.magic import Magics, cell_magic, line_cell_magic, magics_class
 from traitlets import Bool, CaselessStrEnum, Float, Int, Unicode
 
 from .interpolate import interpolate
@@ -43,6 +43,8 @@ SUBCOMMANDS = {
     "cost": "tokens and cost per turn and in total",
     "log [N]": "the last N events of the current session",
     "replay [TURN]": "re-render a past turn (number or id) from the event log",
+    "compare-history": "past %%compare runs and the winner marked for each",
+    "compare-best STRATEGY [N]": "record STRATEGY as the winner of comparison N (default: the latest)",
     "config [KEY=VALUE ...]": "show or set this kernel's defaults (provider, model, think, ...)",
     "help": "this help",
 }
@@ -106,6 +108,47 @@ def build_parser() -> _Parser:
 
 
 PARSER = build_parser()
+
+COMPARE_STRATEGIES = ("react", "reflexion", "cot", "tot", "none")
+
+
+class _CompareParser(_Parser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"%%compare: {message}\n{self.format_usage().strip()}")
+
+
+def _strategy_list(text: str) -> list[str]:
+    names = [n.strip().lower() for n in text.split(",") if n.strip()]
+    bad = [n for n in names if n not in COMPARE_STRATEGIES]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown strategy {', '.join(map(repr, bad)) or '(none given)'}; choose from {', '.join(COMPARE_STRATEGIES)}")
+    if len(set(names)) != len(names):
+        raise argparse.ArgumentTypeError(f"a strategy is listed twice: {text}")
+    return names
+
+
+def build_compare_parser() -> _CompareParser:
+    p = _CompareParser(prog="%%compare", add_help=False,
+                       description="Run the cell's prompt under several strategies at once and compare them.")
+    p.add_argument("--strategies", type=_strategy_list, default=["react", "reflexion", "cot", "tot"],
+                   metavar="S1,S2,...", help="strategies to compare (default react,reflexion,cot,tot)")
+    p.add_argument("--think", type=_lower, choices=THINK_CHOICES, help="thinking depth")
+    p.add_argument("--reflect-every", type=_non_negative_int, metavar="N", help="reflect every N steps")
+    p.add_argument("--provider", metavar="P", help="a provider name, a variable holding a provider, "
+                   "or a variable holding a dict strategy -> provider")
+    p.add_argument("--model", metavar="M", help="model id")
+    p.add_argument("--runs", type=_positive_int, default=1, metavar="K", help="runs per strategy (mean and spread)")
+    p.add_argument("--permission", type=_lower, choices=("read-only", "auto"), default="read-only",
+                   help="what tools may do (default read-only; nobody can answer 'ask' prompts of parallel runs)")
+    p.add_argument("--max-steps", type=_positive_int, metavar="N", help="model calls allowed per run")
+    p.add_argument("--timeout", type=_positive_float, metavar="S", help="seconds allowed per run")
+    p.add_argument("--out", metavar="VAR", help="also store the CompareResult in this variable")
+    p.add_argument("-h", "--help", action="store_true", help="show this help")
+    return p
+
+
+COMPARE_PARSER = build_compare_parser()
 
 
 @magics_class
@@ -220,6 +263,106 @@ class AgentMagics(Magics):
                 raise UsageError(f"%%agent: --out needs a variable name, got {args.out!r}")
             user_ns[args.out] = result
         return None
+
+    # a comparison ---------------------------------------------------------------------
+    @cell_magic
+    def compare(self, line: str = "", cell: str = "") -> None:
+        """%%compare --strategies react,cot,... runs the prompt under each strategy at once."""
+        from .compare import run_comparison
+
+        try:
+            args = COMPARE_PARSER.parse_args(shlex.split(line))
+        except ValueError as exc:
+            raise UsageError(f"%%compare: cannot parse the flags: {exc}") from None
+        if args.help:
+            print(COMPARE_PARSER.format_help())
+            return None
+        if args.out is not None and not args.out.isidentifier():
+            raise UsageError(f"%%compare: --out needs a variable name, got {args.out!r}")
+        if not cell.strip():
+            raise UsageError("%%compare: write the prompt in the cell body, below the %%compare line")
+        options = self.options_for(args)
+        factory = self._compare_providers(options, args.strategies)
+        user_ns = self.shell.user_ns if self.shell is not None else {}
+        prompt = interpolate(cell.strip(), user_ns)
+        view = self._compare_view(args.strategies, args.runs, prompt)
+        event_log = self.manager.event_log
+        try:
+            result = run_comparison(
+                prompt, args.strategies, factory, lambda: self._tools(user_ns), options,
+                runs=args.runs, event_log=event_log, on_event=view.handle, on_run_end=view.run_finished,
+                working_directory=os.getcwd(),
+            )
+            view.bind(result.comparison_id, event_log)
+        finally:
+            _close_view(view)
+        user_ns["_compare"] = result
+        if args.out:
+            user_ns[args.out] = result
+        return None
+
+    def _compare_providers(self, options: AgentOptions, strategies: list[str]):
+        """``(strategy, run) -> provider``: a dict variable maps strategies to providers
+        (instances or names); otherwise one provider for all. Names are built anew for
+        every run, ScriptedProviders cloned per run, other instances shared (see
+        jupyter_brain.compare). Every choice is checked here, before any run starts."""
+        from .compare import clone_provider
+        from .providers.base import LLMProvider
+
+        user_ns = self.shell.user_ns if self.shell is not None else {}
+        name = options.provider
+        mapping = user_ns.get(name) if name.isidentifier() else None
+        if isinstance(mapping, dict):
+            missing = [s for s in strategies if s not in mapping]
+            if missing:
+                raise UsageError(f"%%compare: {name!r} has no provider for {', '.join(missing)} "
+                                 f"(its keys: {', '.join(map(str, mapping))})")
+            chosen: dict[str, Any] = {s: mapping[s] for s in strategies}
+            for s, p in chosen.items():
+                if not isinstance(p, str):
+                    self._check_provider(p, f"{name}[{s!r}]")
+        else:
+            chosen = {s: mapping if isinstance(mapping, LLMProvider) else name for s in strategies}
+
+        def build(choice: Any) -> LLMProvider:
+            if not isinstance(choice, str):
+                return clone_provider(choice)
+            try:
+                return self._provider(options.model_copy(update={"provider": choice}))
+            except UsageError as exc:
+                raise UsageError(str(exc).replace("%%agent:", "%%compare:", 1)) from None
+
+        for choice in {c for c in chosen.values() if isinstance(c, str)}:
+            build(choice)  # a bad name fails the cell now, not each run
+
+        def factory(strategy: str, run: int) -> LLMProvider:
+            return build(chosen[strategy])
+
+        return factory
+
+    @staticmethod
+    def _check_provider(candidate: Any, label: str) -> None:
+        from .providers.base import LLMProvider
+
+        if not isinstance(candidate, LLMProvider):
+            raise UsageError(f"%%compare: {label} is a {type(candidate).__name__}, not an LLM provider")
+
+    def _compare_view(self, strategies: list[str], runs: int, prompt: str):
+        """The CompareView widget in a kernel with a front-end; a text table elsewhere."""
+        from IPython.display import display
+
+        from .widgets.compare_text import CompareTextView
+
+        if getattr(self.shell, "kernel", None) is not None:
+            try:
+                from .widgets import CompareView
+
+                view = CompareView(strategies, runs, prompt)
+                view.display_handle = display(view, display_id=True)
+                return view
+            except Exception as exc:  # noqa: BLE001 - e.g. the JS bundle is missing
+                print(f"(widget unavailable: {exc}; showing plain text)", file=sys.stderr)
+        return CompareTextView(sys.stdout, strategies)
 
     def _provider(self, options: AgentOptions) -> LLMProvider:
         from .providers.base import LLMProvider, ProviderError
@@ -423,6 +566,38 @@ class AgentMagics(Magics):
             for event in events:
                 view.handle(event)
         _close_view(view)
+
+    def _cmd_compare_history(self, rest: list[str]) -> None:
+        from .compare import comparison_history
+
+        past = comparison_history(self.manager.event_log)
+        if not past:
+            print("no comparisons yet (run a %%compare cell)")
+        for i, c in enumerate(past, 1):
+            statuses = ", ".join(f"{r['strategy']}#{r['run']} {r['status']}" for r in c.get("rows", []))
+            print(f"{i}. {_clip(c.get('prompt', ''), 60)}")
+            print(f"   runs: {statuses}")
+            print(f"   winner: {c['winner'] or '(not marked)'}")
+
+    def _cmd_compare_best(self, rest: list[str]) -> None:
+        """The "mark best" button's record, from code (scripts, headless runs)."""
+        from .compare import comparison_history, record_decision
+
+        past = comparison_history(self.manager.event_log)
+        usage = "%agent compare-best STRATEGY [N]"
+        if not rest or len(rest) > 2:
+            raise UsageError(f"{usage}: give a strategy and optionally a comparison number")
+        if not past:
+            raise UsageError(f"{usage}: no comparisons yet (run a %%compare cell)")
+        number = _count_arg(rest[1:], "compare-best", default=len(past))
+        if number > len(past):
+            raise UsageError(f"{usage}: no comparison {number}; use 1-{len(past)}")
+        chosen = past[number - 1]
+        strategy = rest[0].lower()
+        if strategy not in chosen["strategies"]:
+            raise UsageError(f"{usage}: comparison {number} ran {', '.join(chosen['strategies'])}, not {strategy!r}")
+        record_decision(self.manager.event_log, chosen["comparison_id"], strategy, source="magic")
+        print(f"comparison {number} ({_clip(chosen['prompt'], 40)}): winner {strategy}")
 
     def _cmd_config(self, rest: list[str]) -> None:
         if not rest:

@@ -156,7 +156,8 @@ def test_deterministic_setup(path):
 
 
 def _shows_agent_view(src: str) -> bool:
-    return src.lstrip().startswith("%%agent") or "%agent replay" in src
+    head = src.lstrip()
+    return head.startswith("%%agent") or head.startswith("%%compare") or "%agent replay" in src
 
 
 # A socket guard run in the kernel first: it refuses (and records) every connection that

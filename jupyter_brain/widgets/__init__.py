@@ -10,13 +10,15 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .agent_view import AgentView, BundleMissingError
+    from .compare_view import CompareView
     from .text_view import TextView, events_to_markdown
 
-__all__ = ["AgentView", "BundleMissingError", "TextView", "events_to_markdown"]
+__all__ = ["AgentView", "BundleMissingError", "CompareView", "TextView", "events_to_markdown"]
 
 _HOMES = {
     "AgentView": "agent_view",
     "BundleMissingError": "agent_view",
+    "CompareView": "compare_view",
     "TextView": "text_view",
     "events_to_markdown": "text_view",
 }

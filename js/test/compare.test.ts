@@ -1,0 +1,173 @@
+import type { AnyModel, Experimental, Host } from "@anywidget/types";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import createCompareWidget from "../src/compare/index";
+import type { BranchData, CompareState } from "../src/compare/protocol";
+import { SummaryTable, meanSpread, sortRows } from "../src/compare/table";
+import { buildTree, renderTree } from "../src/compare/tot";
+import type { AgentEvent } from "../src/protocol";
+import { MockModel } from "./fixtures";
+
+beforeEach(() => vi.useFakeTimers());
+afterEach(() => vi.useRealTimers());
+
+const rows = [
+  { strategy: "react", run: 1, status: "completed", steps: 3, cost_usd: 0.02, wall_s: 1.5 },
+  { strategy: "cot", run: 1, status: "completed", steps: 1, cost_usd: null, wall_s: 0.5 },
+  { strategy: "tot", run: 1, status: "error", steps: 5, cost_usd: 0.01, wall_s: 2.5 },
+];
+
+describe("summary table", () => {
+  it("sorts numbers ascending and descending, missing values last", () => {
+    expect(sortRows(rows, "steps", false).map((r) => r.strategy)).toEqual(["cot", "react", "tot"]);
+    expect(sortRows(rows, "steps", true).map((r) => r.strategy)).toEqual(["tot", "react", "cot"]);
+    expect(sortRows(rows, "cost_usd", false).map((r) => r.strategy)).toEqual(["tot", "react", "cot"]);
+    expect(sortRows(rows, "cost_usd", true).map((r) => r.strategy)).toEqual(["react", "tot", "cot"]);
+    expect(sortRows(rows, "strategy", false).map((r) => r.strategy)).toEqual(["cot", "react", "tot"]);
+  });
+
+  it("sorts when a header is clicked, reversing on a second click", () => {
+    const table = new SummaryTable();
+    table.update(rows, false);
+    const names = () => [...table.el.querySelectorAll("tbody tr")].map((tr) => tr.getAttribute("data-strategy"));
+    expect(names()).toEqual(["react", "cot", "tot"]);
+    const header = () => table.el.querySelector('th[data-key="wall_s"]') as HTMLElement;
+    header().click();
+    expect(names()).toEqual(["cot", "react", "tot"]);
+    expect(header().textContent).toBe("wall s ▲");
+    header().click();
+    expect(names()).toEqual(["tot", "react", "cot"]);
+    expect(header().textContent).toBe("wall s ▼");
+    expect(table.el.querySelector("tr.jb-row-error")?.getAttribute("data-strategy")).toBe("tot");
+  });
+
+  it("shows mean ± spread with several runs", () => {
+    expect(meanSpread({ steps: 2.5, steps_sd: 0.7071 }, "steps")).toBe("2.5 ± 0.7");
+    expect(meanSpread({ steps: 2, steps_sd: null }, "steps")).toBe("2");
+    const table = new SummaryTable();
+    table.update([{ strategy: "react", runs: 2, completed: 2, steps: 2.5, steps_sd: 0.7071, cost_usd: 0.015, cost_usd_sd: 0.00707 }], true);
+    const cells = [...table.el.querySelectorAll("tbody td")].map((td) => td.textContent);
+    expect(cells[0]).toBe("react");
+    expect(cells[1]).toBe("2/2");
+    expect(cells).toContain("2.5 ± 0.7");
+    expect(cells).toContain("0.0150 ± 0.0071");
+  });
+});
+
+const branches: BranchData[] = [
+  { branch_id: 1, thought: "groupby", score: 0.8, decision_point: 1, selected: false },
+  { branch_id: 2, thought: "loop", score: 0.3, decision_point: 1, selected: false },
+  { branch_id: 3, thought: "sql", score: 0.5, decision_point: 1, selected: false },
+  { branch_id: 1, thought: "groupby", score: 0.8, decision_point: 1, selected: true },
+  { branch_id: 1, thought: "plot bars", score: 0.35, decision_point: 2, selected: false },
+  { branch_id: 2, thought: "plot line", score: 0.7, decision_point: 2, selected: false },
+  { branch_id: 2, thought: "", score: 0.7, decision_point: 2, selected: true },
+];
+
+describe("tree of thoughts", () => {
+  it("groups candidates by decision point with selected and pruned ones", () => {
+    const tree = buildTree(branches, 0.4);
+    expect(tree.map((p) => p.point)).toEqual([1, 2]);
+    expect(tree[0].candidates.map((c) => [c.id, c.state])).toEqual([[1, "selected"], [2, "pruned"], [3, "open"]]);
+    expect(tree[1].candidates.map((c) => [c.id, c.state, c.thought])).toEqual([
+      [1, "pruned", "plot bars"],
+      [2, "selected", "plot line"],
+    ]);
+  });
+
+  it("renders the path highlighted and pruned candidates marked", () => {
+    const el = renderTree("tot#1", { threshold: 0.4, branches });
+    expect([...el.querySelectorAll(".jb-tot-selected .jb-tot-thought")].map((e) => e.textContent)).toEqual([
+      "Candidate 1: groupby",
+      "Candidate 2: plot line",
+    ]);
+    expect(el.querySelectorAll(".jb-tot-pruned").length).toBe(2);
+    expect(el.querySelector('.jb-tot-point[data-point="1"] .jb-tot-pruned .jb-tot-score')?.textContent).toBe("0.30");
+  });
+});
+
+function compareModel(state: Partial<CompareState>) {
+  const model = new MockModel({ columns: [], epoch: 0, runs: 1, rows: [], summary: [], trees: {}, winner: "", comparison_id: "", prompt: "q", ...state });
+  const sent: unknown[] = [];
+  (model as unknown as { send: (msg: unknown) => void }).send = (msg: unknown) => {
+    sent.push(msg);
+  };
+  const widget = createCompareWidget();
+  const m = model as unknown as AnyModel<CompareState>;
+  const experimental = { invoke: vi.fn() } as unknown as Experimental;
+  const signal = new AbortController().signal;
+  widget.initialize({ model: m, signal, experimental });
+  const el = document.createElement("div");
+  widget.render({ model: m, el, signal, host: {} as Host, experimental });
+  return { model, el, sent };
+}
+
+const turn = (text: string): AgentEvent[] => [
+  { type: "turn_start", session_id: "s", user_message: "q" },
+  { type: "step_start", step: 1 },
+  { type: "text_delta", step: 1, text },
+];
+
+describe("compare widget", () => {
+  const columns = [
+    { key: "react#1", strategy: "react", run: 1, transcript: [], n: 0 },
+    { key: "cot#1", strategy: "cot", run: 1, transcript: [], n: 0 },
+  ];
+
+  it("streams each column from one coalesced message and fills the table as runs finish", () => {
+    const { model, el } = compareModel({ columns });
+    expect(el.querySelectorAll(".jb-compare-column").length).toBe(2);
+    const react = turn("ReAct answer");
+    const cot = turn("CoT answer");
+    model.custom({ kind: "compare", batches: {
+      "react#1": { kind: "events", epoch: 0, start: 0, end: 3, events: react },
+      "cot#1": { kind: "events", epoch: 0, start: 0, end: 3, events: cot },
+    } });
+    vi.advanceTimersByTime(100);
+    const col = (key: string) => el.querySelector(`.jb-compare-column[data-key="${key}"]`) as HTMLElement;
+    expect(col("react#1").textContent).toContain("ReAct answer");
+    expect(col("cot#1").textContent).toContain("CoT answer");
+    expect(col("react#1").textContent).not.toContain("CoT answer");
+    expect(el.querySelectorAll("tbody tr").length).toBe(0);
+    model.commit({ rows: [{ strategy: "cot", run: 1, status: "completed", steps: 1 }] });
+    expect(el.querySelectorAll("tbody tr").length).toBe(1);
+    expect(col("cot#1").querySelector(".jb-compare-status")?.textContent).toBe("completed");
+    expect(col("react#1").querySelector(".jb-compare-status")?.textContent).toBe("running");
+  });
+
+  it("shows a failed run's error in its column and sends mark-best clicks to the kernel", () => {
+    const { model, el, sent } = compareModel({ columns });
+    model.commit({ rows: [
+      { strategy: "react", run: 1, status: "error", steps: 0, error: "ProviderError: boom" },
+      { strategy: "cot", run: 1, status: "completed", steps: 1, error: null },
+    ] });
+    const react = el.querySelector('.jb-compare-column[data-key="react#1"]') as HTMLElement;
+    expect(react.classList.contains("jb-compare-failed")).toBe(true);
+    expect(react.querySelector(".jb-error-message")?.textContent).toBe("ProviderError: boom");
+    expect(el.querySelector('.jb-compare-column[data-key="cot#1"] .jb-error')).toBeNull();
+    (el.querySelector('.jb-compare-column[data-key="cot#1"] .jb-mark-best') as HTMLElement).click();
+    expect(sent).toEqual([{ kind: "mark_best", strategy: "cot", run: 1 }]);
+    model.commit({ winner: "cot" });
+    expect(el.querySelector(".jb-compare-best")?.getAttribute("data-key")).toBe("cot#1");
+    expect(el.querySelector(".jb-compare-winner")?.textContent).toBe("Marked best: cot");
+  });
+
+  it("paints a Tree-of-Thoughts tree from the trees trait", () => {
+    const { model, el } = compareModel({ columns: [{ key: "tot#1", strategy: "tot", run: 1, transcript: [], n: 0 }] });
+    model.commit({ trees: { "tot#1": { threshold: 0.4, branches } } });
+    expect(el.querySelectorAll(".jb-tot-point").length).toBe(2);
+    expect(el.querySelectorAll(".jb-tot-selected").length).toBe(2);
+  });
+});
+
+describe("compare widget errors", () => {
+  it("does not repeat an error the run's stream already shows", () => {
+    const { model, el } = compareModel({ columns: [{ key: "cot#1", strategy: "cot", run: 1, transcript: [], n: 0 }] });
+    const events: AgentEvent[] = [
+      { type: "turn_start", session_id: "s", user_message: "q" },
+      { type: "error", step: 1, kind: "other", message: "overloaded", recoverable: false },
+    ];
+    model.custom({ kind: "compare", batches: { "cot#1": { kind: "events", epoch: 0, start: 0, end: 2, events } } });
+    model.commit({ rows: [{ strategy: "cot", run: 1, status: "error", steps: 0, error: "overloaded" }] });
+    expect(el.querySelectorAll(".jb-error").length).toBe(1);
+  });
+});
