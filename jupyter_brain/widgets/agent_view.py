@@ -19,7 +19,6 @@ already contains. A commit always follows a flush, so it lands on a batch bounda
 
 from __future__ import annotations
 
-import contextvars
 import threading
 import time
 from collections.abc import Iterable
@@ -33,6 +32,7 @@ from jupyter_brain.agent.events import EventBase
 
 from ._fold import Compactor, Entry, Transcript
 from ._header import Header
+from ._timer import start_timer
 from .text_view import events_to_markdown
 
 FLUSH_INTERVAL_S = 0.033  # live batches: ≤ ~30 messages/s
@@ -255,12 +255,7 @@ class AgentView(anywidget.AnyWidget):
             dues.append(self._commit_at)
         if not dues:
             return
-        # Run in the caller's context so ipykernel attributes messages to the running cell.
-        ctx = contextvars.copy_context()
-        timer = threading.Timer(max(0.0, min(dues) - now), lambda: ctx.run(self._on_timer, timer))
-        timer.daemon = True
-        self._timer = timer
-        timer.start()
+        self._timer = start_timer(min(dues) - now, self._on_timer)
 
     def _on_timer(self, timer: threading.Timer) -> None:
         with self._lock:

@@ -13,7 +13,6 @@ a ``decision`` in the event log (processed once the cell has finished, per DESIG
 
 from __future__ import annotations
 
-import contextvars
 import sqlite3
 import threading
 import time
@@ -28,6 +27,7 @@ from jupyter_brain.agent.strategies import Branch, TreeOfThoughtsStrategy
 from jupyter_brain.compare import METRICS, record_decision, summarize
 
 from ._fold import Compactor, Transcript
+from ._timer import start_timer
 from .agent_view import FLUSH_INTERVAL_S, _bundle_text
 
 
@@ -194,12 +194,7 @@ class CompareView(anywidget.AnyWidget):
     def _schedule_locked(self, now: float) -> None:
         if self._timer is not None or not any(c.pending.count for c in self._cols.values()):
             return
-        ctx = contextvars.copy_context()  # so ipykernel attributes messages to the running cell
-        delay = max(0.0, self._last_send + FLUSH_INTERVAL_S - now)
-        timer = threading.Timer(delay, lambda: ctx.run(self._on_timer, timer))
-        timer.daemon = True
-        self._timer = timer
-        timer.start()
+        self._timer = start_timer(self._last_send + FLUSH_INTERVAL_S - now, self._on_timer)
 
     def _on_timer(self, timer: threading.Timer) -> None:
         with self._lock:
