@@ -129,7 +129,8 @@ def screenshot(page, name: str) -> Path:
 
 def open_and_run(page, base: str, name: str, *, timeout_s: float = 120) -> None:
     """Open a notebook, wait for an idle kernel, run all cells (without awaiting the command)."""
-    page.goto(f"{base}/lab/tree/{name}")
+    # ?reset: an empty workspace, not the tabs earlier tests left open (they take focus).
+    page.goto(f"{base}/lab/tree/{name}?reset")
     page.wait_for_function("window.jupyterapp && window.jupyterapp.started !== undefined", timeout=timeout_s * 1000)
     page.evaluate("window.jupyterapp.started")
     page.wait_for_function(

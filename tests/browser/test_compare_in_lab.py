@@ -32,8 +32,7 @@ CHECK = '''print(sorted((r["strategy"], r["status"]) for r in cmp.rows))'''
 def test_compare_cell_shows_columns_table_and_tree(lab, page):
     base, root = lab
     write_notebook(root, "compare.ipynb", [SETUP, COMPARE, CHECK])
-    # ?reset: start from an empty workspace, not the tabs earlier tests left open.
-    open_and_run(page, base, "compare.ipynb?reset")
+    open_and_run(page, base, "compare.ipynb")
     view = page.locator(".jb-compare-view").first
     view.wait_for(timeout=120_000)
     wait_idle_after_run(page)
