@@ -8,7 +8,6 @@ import threading
 
 import pytest
 from IPython.core.error import UsageError
-from IPython.core.interactiveshell import InteractiveShell
 
 from jupyter_brain.agent.events import EventLog
 from jupyter_brain.agent.harness import TurnResult
@@ -162,20 +161,6 @@ def test_comparison_and_decision_records(log):
 
 
 # ── the magic ──────────────────────────────────────────────────────────────
-@pytest.fixture()
-def shell(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "JUPYTER_BRAIN_BASE_URL"):
-        monkeypatch.delenv(var, raising=False)
-    InteractiveShell.clear_instance()
-    sh = InteractiveShell.instance()
-    sh.run_line_magic("load_ext", "jupyter_brain")
-    yield sh
-    magics = sh.magics_manager.registry["AgentMagics"]
-    if magics._manager is not None:
-        magics._manager.event_log.close()
-    sh.run_line_magic("unload_ext", "jupyter_brain")
-    InteractiveShell.clear_instance()
 
 
 def compare(sh, line, cell="What is 6*7?"):
