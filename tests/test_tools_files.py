@@ -383,6 +383,7 @@ def test_default_tools_are_registered_with_their_effects(root: Path) -> None:
     registry = AgentToolRegistry(default_tools({}, root))
     assert set(registry.names()) == {
         "list_variables", "inspect_variable", "run_python", "list_files", "read_file", "search_files",
+        "write_file", "edit_file",
     }
     for name in ["list_variables", "inspect_variable", "list_files", "read_file", "search_files"]:
         assert registry.get(name).effect == "read"
@@ -418,3 +419,80 @@ def test_read_file_refuses_special_files(root: Path, tools: dict) -> None:
     os.mkfifo(root / "pipe")
     with pytest.raises(ToolError, match="not a regular file"):
         tools["read_file"]("pipe")
+
+
+# containment hardening -------------------------------------------------------------
+CONTAINMENT = [
+    ("dotdot", "../outside/secret.txt", "'..' segments climb above the workspace root"),
+    ("dotdot-deep", "a/b/../../../outside", "'..' segments climb above the workspace root"),
+    ("absolute", "/etc/passwd", "absolute path outside the workspace"),
+    ("home", "~/.ssh/id_rsa", "'~' (home folder) is not expanded here"),
+    ("home-user", "~root/.bashrc", "'~' (home folder) is not expanded here"),
+    ("symlink-file", "secret_link.txt", "symlink that points outside"),
+    ("symlink-parent", "link_out/secret.txt", "symlink that points outside"),
+    ("symlink-parent-new-file", "link_out/new/file.txt", "symlink that points outside"),
+    ("nul", "notes.md\x00.txt", "NUL byte"),
+    ("percent-dotdot", "%2e%2e/outside/secret.txt", "percent-encoded '%2e'"),
+    ("percent-slash", "..%2Foutside", "percent-encoded '%2F'"),
+    ("percent-double", "%252e%252e/outside", "percent-encoded '%25'"),
+    ("backslash", "..\\outside\\secret.txt", "backslash"),
+    ("backslash-only", "data\\sales.csv", "backslash"),
+    ("drive", "C:/Windows/win.ini", "Windows drive letter"),
+    ("drive-relative", "d:secret.txt", "Windows drive letter"),
+    ("unc", "//server/share/x", "absolute path"),
+    ("too-long", "a/" * 600 + "x", "too long (1201 characters; the limit is 1024)"),
+    ("long-name", "n" * 256, "names is too long (256 bytes; the limit is 255 per name)"),
+    ("long-name-utf8", "\u00e9" * 128, "names is too long (256 bytes"),
+    ("fullwidth-dots", "\uff0e\uff0e/outside/secret.txt", "look-alike of path syntax '.'"),
+    ("fullwidth-slash", "..\uff0foutside", "look-alike of path syntax '/'"),
+    ("two-dot-leader", "\u2025/outside", "look-alike of path syntax '..'"),
+    ("one-dot-leader", "\u2024\u2024/outside", "look-alike of path syntax '.'"),
+    ("division-slash", "..\u2215outside", "look-alike of path syntax"),
+    ("fullwidth-backslash", "..\uff3coutside", "look-alike of path syntax '\\\\'"),
+    ("small-full-stop", "\ufe52\ufe52/outside", "look-alike of path syntax '.'"),
+    ("fullwidth-tilde", "\uff5e/x", "look-alike of path syntax '~'"),
+    ("fullwidth-colon", "C\uff1a/x", "look-alike of path syntax ':'"),
+    ("rtl-override", "\u202etxt.md", "control or invisible character U+202E"),
+    ("zero-width", "a\u200b/../../outside", "control or invisible character U+200B"),
+]
+
+
+@pytest.mark.parametrize(("attack", "rule"), [c[1:] for c in CONTAINMENT], ids=[c[0] for c in CONTAINMENT])
+def test_containment_rules_are_named(root: Path, attack: str, rule: str) -> None:
+    with pytest.raises(ToolError) as info:
+        WorkspaceRoot(root).resolve(attack)
+    message = str(info.value)
+    assert message.startswith("Refused path ")
+    assert rule in message
+    assert "must stay inside the workspace root" in message
+
+
+@pytest.mark.parametrize("name", ["ok/" * 300 + "x", "n" * 255, "\u00e9" * 127])
+def test_long_but_legal_paths_are_accepted(root: Path, name: str) -> None:
+    assert WorkspaceRoot(root).resolve(name) == root / name
+
+
+def test_symlinked_parent_folder_inside_the_root_is_fine(root: Path) -> None:
+    ws = WorkspaceRoot(root)
+    assert ws.resolve("link_in/new/file.txt") == root / "data" / "new" / "file.txt"
+
+
+def test_symlink_chain_that_ends_outside_is_refused(root: Path, outside: Path) -> None:
+    (root / "hop1").symlink_to(root / "hop2")
+    (root / "hop2").symlink_to(outside / "secret.txt")
+    with pytest.raises(ToolError, match="symlink that points outside"):
+        WorkspaceRoot(root).resolve("hop1")
+
+
+def test_refusals_reach_the_model_through_every_file_tool(root: Path) -> None:
+    specs = {spec.name: spec for spec in default_tools({}, root)}
+    attempts = {
+        "read_file": {"path": "link_out/secret.txt"},
+        "list_files": {"path": "%2e%2e"},
+        "search_files": {"query": "SECRET", "path": "\uff0e\uff0e/outside"},
+        "write_file": {"path": "link_out/new.txt", "content": "x"},
+        "edit_file": {"path": "../outside/secret.txt", "old": "TOP", "new": "X"},
+    }
+    for name, args in attempts.items():
+        with pytest.raises(ToolError, match="Refused path"):
+            specs[name](**args)

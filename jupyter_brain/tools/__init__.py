@@ -15,12 +15,25 @@ from jupyter_brain.tools.files import file_tools
 from jupyter_brain.tools.paths import WorkspaceRoot
 from jupyter_brain.tools.python_exec import python_tools
 from jupyter_brain.tools.variables import variable_tools
+from jupyter_brain.tools.write import write_tools
 
-__all__ = ["WorkspaceRoot", "default_tools", "file_tools", "python_tools", "variable_tools"]
+__all__ = ["WorkspaceRoot", "default_tools", "file_tools", "python_tools", "variable_tools", "write_tools"]
 
 
 def default_tools(
-    namespace: dict[str, Any], root: str | Path | WorkspaceRoot, *, python_timeout_s: float = 60
+    namespace: dict[str, Any],
+    root: str | Path | WorkspaceRoot,
+    *,
+    python_timeout_s: float = 60,
+    checkpoint_store: Any = None,
 ) -> list[ToolSpec]:
-    """Every built-in tool: variables and files (read), then run_python (execute)."""
-    return [*variable_tools(namespace), *file_tools(root), *python_tools(namespace, timeout_s=python_timeout_s)]
+    """Every built-in tool: variables and files (read), write_file / edit_file (write), then
+    run_python (execute). ``checkpoint_store`` is where writes are snapshotted (None: the
+    store whose turn began last, see ``jupyter_brain.agent.checkpoints.active_store``)."""
+    workspace = root if isinstance(root, WorkspaceRoot) else WorkspaceRoot(root)
+    return [
+        *variable_tools(namespace),
+        *file_tools(workspace),
+        *write_tools(workspace, checkpoint_store),
+        *python_tools(namespace, timeout_s=python_timeout_s),
+    ]

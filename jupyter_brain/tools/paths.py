@@ -3,9 +3,11 @@
 The model writes paths as text, and text can smuggle an escape past a naive
 ``root / path``: ``..`` segments, absolute paths, symlinks, percent-encoding,
 Unicode look-alikes of ``.`` and ``/``, control characters, Windows drive letters and
-backslashes. ``WorkspaceRoot.resolve`` refuses all of these *before* touching the file
-system and then checks the fully resolved (symlink-free) result against the root, so
-a path it returns is inside the root at the moment of the call.
+backslashes, and names too long for the file system. ``WorkspaceRoot.resolve`` refuses
+all of these, naming the rule, *before* touching the file system and then checks the
+fully resolved (symlink-free) result against the root — so a symlink, or a symlinked
+parent folder, pointing out is refused too — and a path it returns is inside the root
+at the moment of the call.
 
 Limits: a symlink swapped in between ``resolve`` and ``open`` (a race by a local
 process) is not defended against; the model cannot create symlinks through these tools.
@@ -37,6 +39,8 @@ _LOOKALIKES = frozenset(
 _PATH_SYNTAX = frozenset("./\\:%~")
 _PERCENT_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
 _DRIVE = re.compile(r"^[A-Za-z]:")
+MAX_PATH_CHARS = 1024  # far below PATH_MAX (4096 bytes); no real project path needs more
+MAX_NAME_BYTES = 255  # NAME_MAX of common file systems, per path component
 
 
 class WorkspaceRoot:
@@ -63,6 +67,7 @@ class WorkspaceRoot:
             raise ToolError(f"path must be a string, got {type(user_path).__name__}")
         text = user_path if user_path != "" else "."
         self._check_characters(user_path, text)
+        self._check_length(user_path, text)
         self._check_percent_escapes(user_path, text)
 
         pure = PurePosixPath(text)
@@ -130,6 +135,17 @@ class WorkspaceRoot:
                     user_path,
                     f"it contains {ch!r} (U+{ord(ch):04X}), a look-alike of path syntax "
                     f"{folded!r}; write plain ASCII '.' and '/'",
+                )
+
+    def _check_length(self, user_path: str, text: str) -> None:
+        shown = user_path[:60] + "…" if len(user_path) > 60 else user_path
+        if len(text) > MAX_PATH_CHARS:
+            raise self._refuse(shown, f"it is too long ({len(text)} characters; the limit is {MAX_PATH_CHARS})")
+        for part in text.split("/"):
+            size = len(part.encode("utf-8"))
+            if size > MAX_NAME_BYTES:
+                raise self._refuse(
+                    shown, f"one of its names is too long ({size} bytes; the limit is {MAX_NAME_BYTES} per name)"
                 )
 
     def _check_percent_escapes(self, user_path: str, text: str) -> None:
