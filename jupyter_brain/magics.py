@@ -45,6 +45,8 @@ SUBCOMMANDS = {
     "replay [TURN]": "re-render a past turn (number or id) from the event log",
     "compare-history": "past %%compare runs and the winner marked for each",
     "compare-best STRATEGY [N]": "record STRATEGY as the winner of comparison N (default: the latest)",
+    "checkpoints [--session NAME] [--limit N]": "files the agent wrote, as they were before each write",
+    "undo [--session NAME] [--force]": "put back the files of the session's last turn with writes",
     "config [KEY=VALUE ...]": "show or set this kernel's defaults (provider, model, think, ...)",
     "help": "this help",
 }
@@ -165,6 +167,8 @@ class AgentMagics(Magics):
     permission = CaselessStrEnum(PERMISSION_CHOICES, default_value="ask").tag(config=True)
     stream = Bool(True).tag(config=True)
     data_dir = Unicode(".jupyter_brain", help="where the event log and artifacts live").tag(config=True)
+    approval_timeout = Float(300.0, help="seconds an approval card waits before it counts as deny").tag(config=True)
+    workspace_tokens = Int(2000, help="token budget of the workspace context sent with each request (0 = none)").tag(config=True)
 
     _CONFIG_KEYS = ("provider", "model", "think", "reflect_every", "strategy", "max_steps", "timeout",
                     "permission", "stream")
@@ -244,16 +248,20 @@ class AgentMagics(Magics):
         provider = self._provider(options)
         user_ns = self.shell.user_ns if self.shell is not None else {}
         prompt = interpolate(prompt, user_ns)
-        harness = session.build_harness(
-            provider,
-            self._tools(user_ns),
-            options,
-            approver=self._approver(),
-            working_directory=os.getcwd(),
-            secrets=tuple(s for s in (getattr(provider, "api_key", None),) if isinstance(s, str)),
-        )
         view = self._view()
         try:
+            harness = session.build_harness(
+                provider,
+                self._tools(user_ns, self._checkpoint_store()),
+                options,
+                approver=self._approver(view),
+                workspace=self._workspace(user_ns),
+                working_directory=os.getcwd(),
+                secrets=tuple(s for s in (getattr(provider, "api_key", None),) if isinstance(s, str)),
+                checkpoint_store=self._checkpoint_store(),
+            )
+            if harness.redactor is not None and hasattr(view, "redact"):
+                view.redact = harness.redactor  # also masks the configured keys' values
             result = session.run(prompt, harness, on_event=view.handle)
         finally:
             _close_view(view)
@@ -289,7 +297,8 @@ class AgentMagics(Magics):
         event_log = self.manager.event_log
         try:
             result = run_comparison(
-                prompt, args.strategies, factory, lambda: self._tools(user_ns), options,
+                # Concurrent throw-away runs: their writes are not checkpointed (no undo).
+                prompt, args.strategies, factory, lambda: self._tools(user_ns, lambda: None), options,
                 runs=args.runs, event_log=event_log, on_event=view.handle, on_run_end=view.run_finished,
                 working_directory=os.getcwd(),
             )
@@ -385,24 +394,28 @@ class AgentMagics(Magics):
         except ProviderError as exc:
             raise UsageError(f"%%agent: {exc.message}") from None
 
-    def _tools(self, user_ns: dict[str, Any]) -> list[ToolSpec]:
+    def _tools(self, user_ns: dict[str, Any], checkpoint_store: Any = None) -> list[ToolSpec]:
+        """The built-in tools plus ``@agent_tool`` ones; file writes snapshot into
+        ``checkpoint_store`` (a store, or a callable giving one or None for no undo)."""
         from .tools import default_tools
 
-        return [*default_tools(user_ns, os.getcwd()), *USER_TOOLS.values()]
+        return [*default_tools(user_ns, os.getcwd(), checkpoint_store=checkpoint_store), *USER_TOOLS.values()]
 
-    def _approver(self):
-        """Ask on stdin (Jupyter shows an input box) until the widget approval card exists."""
+    def _approver(self, view: Any):
+        """The AgentView's approval card; stdin where no widget front-end answers."""
+        from .approval import NotebookApprover
 
-        def approve(call, spec, arguments) -> bool:
-            from .agent.tools import format_tool_output
+        if self.approval_timeout <= 0:
+            raise UsageError("AgentMagics.approval_timeout must be a positive number of seconds")
+        return NotebookApprover(view if hasattr(view, "decision_for") else None, timeout_s=self.approval_timeout)
 
-            shown = format_tool_output(arguments)
-            if len(shown) > 800:
-                shown = shown[:800] + "…"
-            answer = input(f"Allow {spec.name} ({spec.effect}) with {shown}? [y/N] ")
-            return answer.strip().lower() in ("y", "yes")
+    def _workspace(self, user_ns: dict[str, Any]):
+        """Variables, files and recent cells, rendered fresh for each request (never stored)."""
+        if self.workspace_tokens <= 0:
+            return None
+        from .tools.workspace_context import notebook_workspace
 
-        return approve
+        return notebook_workspace(user_ns, os.getcwd(), budget_tokens=self.workspace_tokens)
 
     def _view(self):
         """The live widget in a kernel with a front-end; plain text elsewhere."""
@@ -415,7 +428,11 @@ class AgentMagics(Magics):
             try:
                 from .widgets import AgentView
 
+                from .kernel_channel import route_to_subshell
+
                 view = AgentView()
+                # Approval clicks must reach the kernel while this cell still runs.
+                view.messages_routed = route_to_subshell(view)
                 # A display id, so the finished turn can add its Markdown transcript.
                 view.display_handle = display(view, display_id=True)
                 return view
@@ -598,6 +615,64 @@ class AgentMagics(Magics):
             raise UsageError(f"{usage}: comparison {number} ran {', '.join(chosen['strategies'])}, not {strategy!r}")
         record_decision(self.manager.event_log, chosen["comparison_id"], strategy, source="magic")
         print(f"comparison {number} ({_clip(chosen['prompt'], 40)}): winner {strategy}")
+
+    def _checkpoint_store(self):
+        """The kernel's one CheckpointStore, in ``<data_dir>/checkpoints/`` (follows data_dir)."""
+        from .agent.checkpoints import CheckpointStore
+
+        folder = self.manager.data_dir / "checkpoints"
+        store = getattr(self, "_checkpoints", None)
+        if store is None or getattr(self, "_checkpoints_folder", None) != folder:
+            if store is not None:
+                store.close()
+            store = self._checkpoints = CheckpointStore(folder)
+            self._checkpoints_folder = folder
+        return store
+
+    def _checkpoint_args(self, command: str, rest: list[str], *, limit: bool = False, force: bool = False):
+        class _SubParser(_Parser):
+            def error(self, message: str) -> None:  # type: ignore[override]
+                raise UsageError(f"%agent {command}: {message}\n{self.format_usage().strip()}")
+
+        parser = _SubParser(prog=f"%agent {command}", add_help=False)
+        parser.add_argument("--session", metavar="NAME", help="session (default: the current one)")
+        if limit:
+            parser.add_argument("--limit", type=_positive_int, default=20, metavar="N", help="show at most N")
+        if force:
+            parser.add_argument("--force", action="store_true", help="also overwrite files changed since")
+        return parser.parse_args(rest)
+
+    def _cmd_checkpoints(self, rest: list[str]) -> None:
+        """The files the agent changed, newest first, with what each was before."""
+        from .agent.checkpoints import display_path
+
+        args = self._checkpoint_args("checkpoints", rest, limit=True)
+        name = args.session or self.manager.current.name
+        found = self._checkpoint_store().list(session_id=name, limit=args.limit)
+        if not found:
+            print(f"No checkpoints yet (session {name}).")
+            return
+        numbers = {t.turn_id: i for i, t in enumerate(self.manager.event_log.turns(name), 1)}
+
+        def size(n: int | None) -> str:
+            return "-" if n is None else (f"{n} B" if n < 1024 else f"{n / 1024:.1f} KB")
+
+        rows = [("time", "turn", "action", "size", "path")]
+        for cp in found:
+            turn = f"{numbers[cp.turn_id]} ({cp.turn_id[:6]})" if cp.turn_id in numbers else cp.turn_id[:12]
+            action = cp.action + (" (undone)" if cp.undone else "")
+            sizes = size(cp.after_size) if not cp.existed else f"{size(cp.size)} -> {size(cp.after_size)}"
+            rows.append((cp.when, turn, action, sizes, display_path(cp.path, os.getcwd())))
+        widths = [max(len(r[i]) for r in rows) for i in range(4)]
+        print(f"Checkpoints of session {name} (newest first):")
+        for row in rows:
+            print("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[4])
+
+    def _cmd_undo(self, rest: list[str]) -> None:
+        """Put back the files the session's last turn with writes changed."""
+        args = self._checkpoint_args("undo", rest, force=True)
+        name = args.session or self.manager.current.name
+        print(self._checkpoint_store().undo_last_turn(name, force=args.force, root=os.getcwd()))
 
     def _cmd_config(self, rest: list[str]) -> None:
         if not rest:

@@ -91,6 +91,7 @@ class Session:
         workspace: Callable[[], str] | None = None,
         working_directory: str = ".",
         secrets: tuple[str, ...] = (),
+        checkpoint_store: Any = None,
     ) -> AgentHarness:
         registry = AgentToolRegistry(tools, permission_mode=options.permission)
         for tool_name, rule in self.overrides.items():
@@ -112,6 +113,7 @@ class Session:
             artifacts=self.artifacts,
             working_directory=working_directory,
             secrets=secrets,
+            checkpoint_store=checkpoint_store,
         )
 
     def run(
@@ -155,6 +157,12 @@ class SessionManager:
         session = self.sessions.get(name)
         if session is None:
             history = self.event_log.load_history(name)
+            repair = _cut_off_repair(history)
+            if repair:  # the kernel died mid-turn: close that turn in the log too
+                turns = self.event_log.turns(name)
+                self.event_log.append_messages(name, turns[-1].turn_id if turns else "", repair)
+                self.event_log.flush()
+                history += repair
             session = Session(name, self.event_log, history=history, artifacts=self.artifacts)
             self.sessions[name] = session
         self.current = session
@@ -178,6 +186,35 @@ class SessionManager:
         names = list(self.event_log.sessions())
         names += [n for n in self.sessions if n not in names]
         return names
+
+
+CUT_OFF_NOTE = (
+    "[This turn was cut off before it finished: the kernel stopped (crash, restart or kill) "
+    "while it ran. The history is kept up to the last completed step; ask again to continue.]"
+)
+
+
+def _cut_off_repair(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Messages that make a history cut off mid-turn valid for the next API call.
+
+    The log commits a turn's messages step by step, so after a crash the history can end
+    with tool results (or, defensively, with calls that have none) instead of an answer:
+    unanswered calls get an error result, and an assistant note says what happened.
+    """
+    added: list[dict[str, Any]] = []
+    last = next((i for i in range(len(history) - 1, -1, -1)
+                 if history[i].get("role") == "assistant" and history[i].get("tool_calls")), None)
+    if last is not None and all(m.get("role") == "tool" for m in history[last + 1:]):
+        answered = {m.get("tool_call_id") for m in history[last + 1:]}
+        added += [
+            {"role": "tool", "tool_call_id": c.get("id"), "name": c.get("name", ""),
+             "content": "[not run: the turn was cut off before this tool finished]", "is_error": True}
+            for c in history[last]["tool_calls"] if c.get("id") not in answered
+        ]
+    end = (history + added)[-1:]
+    if end and (end[0].get("role") != "assistant" or end[0].get("tool_calls")):
+        added.append({"role": "assistant", "content": CUT_OFF_NOTE})
+    return added
 
 
 def _check_name(name: str) -> str:

@@ -9,11 +9,13 @@ ping and error events; ``data: {...}`` chunks ending with ``data: [DONE]``).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import socket
 import sys
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -69,6 +71,11 @@ class Count:
 
 
 @dataclass
+class Hangup:
+    """Close the connection without answering (a reset before the response began)."""
+
+
+@dataclass
 class Recorded:
     method: str
     path: str
@@ -103,11 +110,16 @@ class MockServer:
         self.script: deque[Any] = deque()
         self.requests: list[Recorded] = []
         self.release = threading.Event()
+        # Fault injection: ``auto(path, body)`` may answer a request itself (return an
+        # item) instead of taking the next scripted one (return None), e.g. to answer
+        # count_tokens calls without shifting a script of model replies.
+        self.auto: Callable[[str, Any], Any] | None = None
         self._lock = threading.Lock()
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # small SSE writes go out at once (no 40 ms delayed-ACK stalls)
 
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
@@ -131,6 +143,14 @@ class MockServer:
     def push(self, *items: Any) -> MockServer:
         self.script.extend(items)
         return self
+
+    def reset(self) -> list[Any]:
+        """Drop what is left of the script and the recorded requests; returns the leftovers."""
+        with self._lock:
+            left = list(self.script)
+            self.script.clear()
+            self.requests.clear()
+        return left
 
     def bodies(self, path_suffix: str = "") -> list[Any]:
         return [r.body for r in self.requests if r.path.endswith(path_suffix)]
@@ -161,9 +181,15 @@ class MockServer:
         if h.command == "GET":
             return self._get(h, path)
         with self._lock:
-            item = self.script.popleft() if self.script else None
+            item = self.auto(path, body) if self.auto is not None else None
+            if item is None:
+                item = self.script.popleft() if self.script else None
         if item is None:
             return self._json(h, 400, self.error_body("mock script exhausted", None, 400))
+        if isinstance(item, Hangup):
+            h.close_connection = True
+            h.connection.shutdown(socket.SHUT_RDWR)
+            return
         if isinstance(item, HttpError):
             return self._json(
                 h, item.status, self.error_body(item.message, item.error_type, item.status), item.headers
@@ -239,6 +265,8 @@ _ANTHROPIC_ERROR_TYPES = {
 class MockAnthropic(MockServer):
     """POST /v1/messages (JSON or SSE) and POST /v1/messages/count_tokens."""
 
+    prompt_cache: Any = None  # a tests.prompt_cache.PromptCache to report cache usage
+
     def error_body(self, message: str, error_type: str | None, status: int) -> Any:
         kind = error_type or _ANTHROPIC_ERROR_TYPES.get(status, "api_error")
         return {"type": "error", "error": {"type": kind, "message": message}}
@@ -251,6 +279,10 @@ class MockAnthropic(MockServer):
         if path != "/v1/messages" or not isinstance(item, Reply):
             return self._json(h, 404, self.error_body(f"mock cannot answer {path} with {item!r}", None, 404))
         model = item.model or body.get("model", "claude-mock")
+        if self.prompt_cache is not None:  # usage as the API's prompt cache would report it
+            u = self.prompt_cache.usage(body)
+            item = dataclasses.replace(item, input_tokens=u["input_tokens"], cache_read_tokens=u["cache_read_input_tokens"],
+                                       cache_creation_tokens=u["cache_creation_input_tokens"])
         if not body.get("stream"):
             return self._json(h, 200, self.message(item, model))
         error = _frame("error", {"type": "error", "error": {"type": item.error_type, "message": "mock stream error"}})

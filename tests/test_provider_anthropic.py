@@ -212,22 +212,23 @@ def test_cache_breakpoints_and_workspace_placement(provider, server) -> None:
 
     assert "cache_control" not in body["tools"][0]
     assert body["tools"][-1]["cache_control"] == {"type": "ephemeral"}
-    assert [b["text"] for b in body["system"]] == ["You are an agent.", "Rules: be safe."]
+    # The workspace is its own cached system block after the stable ones.
+    assert [b["text"] for b in body["system"]] == ["You are an agent.", "Rules: be safe.", "df: DataFrame 3x2"]
     assert "cache_control" not in body["system"][0]
-    assert body["system"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert body["system"][1]["cache_control"] == {"type": "ephemeral"}
+    assert body["system"][2]["cache_control"] == {"type": "ephemeral"}
 
     last = body["messages"][-1]
     assert last["role"] == "user"
-    assert last["content"][0] == {
+    assert last["content"] == [{
         "type": "text",
         "text": "second question",
         "cache_control": {"type": "ephemeral"},
-    }
-    assert last["content"][-1] == {"type": "text", "text": "df: DataFrame 3x2"}  # after the breakpoint
-    assert cache_marks(body) == 3 <= 4
+    }]
+    assert cache_marks(body) == 4  # the API's maximum
 
 
-def test_workspace_goes_to_an_uncached_system_block_when_history_ends_with_assistant() -> None:
+def test_workspace_is_a_cached_system_block_whatever_the_history_ends_with() -> None:
     system, messages = to_wire(
         [
             {"role": "system", "content": "stable"},
@@ -238,9 +239,33 @@ def test_workspace_goes_to_an_uncached_system_block_when_history_ends_with_assis
     )
     assert system == [
         {"type": "text", "text": "stable", "cache_control": {"type": "ephemeral"}},
-        {"type": "text", "text": "ws"},
+        {"type": "text", "text": "ws", "cache_control": {"type": "ephemeral"}},
     ]
     assert messages[-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
+
+
+def test_steady_tool_loop_reads_almost_everything_from_the_cache(server) -> None:
+    """With the mock's model of the prompt cache, step k+1 reads what step k wrote."""
+    from prompt_cache import PromptCache
+
+    server.prompt_cache = PromptCache(lambda text: max(1, len(text) // 4), min_tokens=1)
+    provider = AnthropicProvider(api_key="k", base_url=server.url, max_retries=0)
+    history = [user("q")]
+    workspace = {"role": "system", "content": "w" * 8000, "kind": "workspace"}
+    usages = []
+    for step in range(4):
+        server.push(Reply(text="", tool_calls=[ToolUse(id=f"toolu_{step}", name="add", arguments={"a": 1, "b": step})]))
+        result = provider.generate([{"role": "system", "content": "sys " * 500}, workspace, *history], [ADD_TOOL])
+        usages.append(result.usage)
+        history += [
+            {"role": "assistant", "content": "", "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in result.tool_calls]},
+            {"role": "tool", "tool_call_id": result.tool_calls[0].id, "name": "add", "content": "r" * 1200, "is_error": False},
+        ]
+    assert usages[0].cache_read_tokens == 0 and usages[0].cache_creation_tokens > 2000
+    for u in usages[1:]:
+        share = u.cache_read_tokens / u.total_input_tokens
+        assert share > 0.8, u
+        assert u.input_tokens == 0  # everything after the last breakpoint is new and written
 
 
 def test_wire_mapping_drops_unsigned_thinking_and_sanitises_foreign_tool_ids() -> None:

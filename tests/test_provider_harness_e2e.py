@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from collections.abc import Iterator
 
 import pytest
@@ -82,8 +84,9 @@ def test_anthropic_turn_with_a_tool_round_trip(anthropic_server) -> None:
 
     first, second = server.bodies("/v1/messages")
     assert first["thinking"] == {"type": "enabled", "budget_tokens": 1024}
-    assert first["system"][-1]["cache_control"] == {"type": "ephemeral"}
-    assert first["messages"][-1]["content"][-1] == {"type": "text", "text": "Variables: x = 41"}
+    # The fresh workspace is the last (cached) system block, never part of the messages.
+    assert first["system"][-1] == {"type": "text", "text": "Variables: x = 41", "cache_control": {"type": "ephemeral"}}
+    assert "Variables" not in json.dumps(first["messages"])
     assert {t["name"] for t in first["tools"]} >= {"add"}
     assistant, tool_turn = second["messages"][1], second["messages"][2]
     assert assistant["content"][0] == {"type": "thinking", "thinking": "x is 41, so add 1.", "signature": "sig-e2e"}

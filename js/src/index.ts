@@ -44,7 +44,9 @@ export function createWidget(): AgentWidget {
       store = new EventStore();
       syncFromModel(store, model);
     }
-    const view = new AgentRenderer(el);
+    // Clicks on approval cards go to the kernel, which reads them while the turn waits.
+    const view = new AgentRenderer(el, { send: (msg) => model.send(msg) });
+    model.send({ kind: "ready" });
     view.reset(store.events.slice());
     const unsubscribe = store.subscribe(view);
     return () => {

@@ -3,6 +3,7 @@
 // answer block still streaming, throttled).
 import { h } from "./dom";
 import { renderMarkdown } from "./markdown";
+import { ApprovalCard, contextMarker, type SendFn } from "./parts/approval";
 import { compactionMarker, errorCard, reflectionCard, strategyRow, turnEndBanner } from "./parts/cards";
 import { Footer, Header } from "./parts/header";
 import { type MarkdownFn, TextBlock } from "./parts/text";
@@ -16,6 +17,8 @@ export interface RendererOptions {
   /** Minimum time between two Markdown renders of the streaming block. */
   throttleMs?: number;
   now?: () => number;
+  /** Sends the approval buttons' clicks to the kernel; null where no kernel listens. */
+  send?: SendFn | null;
 }
 
 type FlowBlock = TextBlock | ThinkingBlock | HTMLElement;
@@ -101,6 +104,7 @@ class TurnView {
   readonly el: HTMLElement;
   private readonly steps = new Map<number, StepView>();
   private readonly flow: HTMLDivElement;
+  private readonly approvals = new Map<string, ApprovalCard>();
   private sawText = false;
 
   constructor(
@@ -171,6 +175,20 @@ class TurnView {
       case "compaction":
         this.card(e.step ?? 0, compactionMarker(e));
         break;
+      case "context_warning":
+        this.card(e.step ?? 0, contextMarker(e));
+        break;
+      case "approval_request": {
+        // The card sits in the row of the call it asks about.
+        const card = new ApprovalCard(e, this.opts.send);
+        this.approvals.set(e.call_id, card);
+        this.step(e.step ?? 0).timeline().awaitApproval(e.call_id, e.name, card.el);
+        break;
+      }
+      case "approval_decision":
+        this.approvals.get(e.call_id)?.decide(e);
+        this.steps.get(e.step ?? 0)?.tools?.approvalDecided(e.call_id, e.approved);
+        break;
       case "step_end":
         this.steps.get(e.step)?.closeText();
         break;
@@ -212,6 +230,7 @@ export class AgentRenderer implements StoreListener {
       markdown: options.markdown ?? renderMarkdown,
       throttleMs: options.throttleMs ?? 50,
       now: options.now ?? Date.now,
+      send: options.send ?? null,
     };
     this.header = new Header(this.opts.now);
     this.footer = new Footer();

@@ -115,7 +115,10 @@ export class MockModel {
     else this.handlers.get(name)?.delete(cb);
   }
   save_changes(): void {}
-  send(): void {}
+  sent: unknown[] = [];
+  send(msg: unknown): void {
+    this.sent.push(msg);
+  }
   listeners(name: string): number {
     return this.handlers.get(name)?.size ?? 0;
   }

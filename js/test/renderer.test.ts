@@ -290,3 +290,73 @@ describe("incremental rendering", () => {
     expect(q(".jb-header")).toBe(header);
   });
 });
+
+describe("approval card", () => {
+  const request: AgentEvent = {
+    type: "approval_request",
+    step: 1,
+    call_id: "c1",
+    name: "write_file",
+    effect: "write",
+    arguments: { path: "notes.md", content: "<img src=x onerror=alert(1)>" },
+    preview: { path: "notes.md", diff: "--- a/notes.md\n+++ b/notes.md\n@@ -1 +1 @@\n-old\n+<img src=x onerror=alert(1)>\n", summary: "+1 −1" },
+    timeout_s: 300,
+  };
+
+  it("shows the diff as text, sends the click once and shows the decision", () => {
+    const sent: unknown[] = [];
+    const { r, q, all } = make({ send: (m) => sent.push(m) });
+    r.append([start, { type: "step_start", step: 1 }, request]);
+    const card = q(".jb-approval") as HTMLElement;
+    expect(card.classList.contains("jb-pending")).toBe(true);
+    expect(q('.jb-tool[data-call-id="c1"] .jb-approval')).toBe(card); // in the row of its call
+    expect(q(".jb-tool-meta")?.textContent).toBe("waiting for approval…");
+    expect(q(".jb-approval-tool")?.textContent).toBe("write_file");
+    expect(q(".jb-approval-path")?.textContent).toBe("notes.md (+1 −1)");
+    expect(all(".jb-diff-add").map((e) => e.textContent)).toEqual(["+<img src=x onerror=alert(1)>\n"]);
+    expect(all(".jb-diff-del").map((e) => e.textContent)).toEqual(["-old\n"]);
+    expect(card.querySelector("img")).toBeNull();
+    expect(q(".jb-approval-status")?.textContent).toContain("counts as denied after 300 s");
+    (q(".jb-approve") as HTMLButtonElement).click();
+    (q(".jb-deny") as HTMLButtonElement).click(); // disabled after the first click
+    expect(sent).toEqual([{ kind: "approval", call_id: "c1", approved: true }]);
+    expect(q(".jb-approval-status")?.textContent).toBe("Approving…");
+    r.append([{ type: "approval_decision", step: 1, call_id: "c1", approved: true, by: "user", channel: "widget" }]);
+    expect(card.classList.contains("jb-approved")).toBe(true);
+    expect(q(".jb-approval-actions")).toBeNull();
+    expect(q(".jb-approval-status")?.textContent).toBe("✓ Approved in the widget (by you)");
+    expect(q(".jb-approval .jb-card-title")?.textContent).toBe("Approved");
+    expect(q(".jb-tool-meta")?.textContent).toBe("running…");
+  });
+
+  it("shows a timeout as a denial and arguments when there is no diff", () => {
+    const { r, q } = make({ send: () => undefined });
+    r.append([
+      start,
+      { type: "approval_request", step: 1, call_id: "c2", name: "run_python", effect: "execute", arguments: { code: "1+1" }, timeout_s: 5 },
+      { type: "approval_decision", step: 1, call_id: "c2", approved: false, by: "timeout", channel: "widget" },
+    ]);
+    expect(q(".jb-approval-args")?.textContent).toContain('"code": "1+1"');
+    expect(q(".jb-approval")?.classList.contains("jb-denied")).toBe(true);
+    expect(q(".jb-approval-status")?.textContent).toBe("✗ Denied (no answer before the approval timeout)");
+  });
+
+  it("hides the buttons where no kernel listens", () => {
+    const { r, q } = make();
+    r.append([start, request]);
+    expect((q(".jb-approval-actions") as HTMLElement).hidden).toBe(true);
+  });
+});
+
+describe("context markers", () => {
+  it("shows a context warning and the turn-ending error wording", () => {
+    const { r, q } = make();
+    r.append([
+      start,
+      { type: "context_warning", step: 1, level: "warning", previous: "ok", tokens: 150000, window: 200000 },
+      { type: "error", step: 1, kind: "server", message: "boom", recoverable: false },
+    ]);
+    expect(q(".jb-context-warning")?.textContent).toBe("Context warning: 150,000 tokens (75% of 200,000)");
+    expect(q(".jb-error .jb-card-note")?.textContent).toContain("ready for the next cell");
+  });
+});

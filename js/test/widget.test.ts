@@ -155,3 +155,24 @@ describe("anywidget module", () => {
     expect(model.listeners("change:transcript")).toBe(0);
   });
 });
+
+describe("kernel messages", () => {
+  it("says ready when a view renders and routes approval clicks to the kernel", () => {
+    const model = new MockModel();
+    const { render } = widgetFor(model);
+    const { el } = render();
+    expect(model.sent).toEqual([{ kind: "ready" }]);
+    model.custom({
+      kind: "events",
+      epoch: 0,
+      start: 0,
+      end: 2,
+      events: [
+        { type: "turn_start", user_message: "write it" },
+        { type: "approval_request", step: 1, call_id: "w1", name: "write_file", effect: "write", arguments: { path: "a.txt" } },
+      ],
+    });
+    (el.querySelector(".jb-deny") as HTMLButtonElement).click();
+    expect(model.sent).toEqual([{ kind: "ready" }, { kind: "approval", call_id: "w1", approved: false }]);
+  });
+});

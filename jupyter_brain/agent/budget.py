@@ -53,6 +53,11 @@ class TurnBudget:
             self._reflections += 1
             return True
 
+    def extend(self, seconds: float) -> None:
+        """Move the deadline: time spent waiting for the user is not the agent's time."""
+        with self._lock:
+            self.deadline += max(0.0, float(seconds))
+
     def remaining_s(self) -> float:
         return max(0.0, self.deadline - self._clock())
 

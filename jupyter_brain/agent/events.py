@@ -166,6 +166,42 @@ class CompactionEvent(EventBase):
     tokens_after: int
     messages_before: int = 0
     messages_after: int = 0
+    budget_tokens: int = 0
+    fallback: str | None = None  # why another strategy did the work (e.g. summary failed)
+
+
+class ContextWarning(EventBase):
+    """The request crossed a context threshold (either way), measured before sending."""
+
+    type: Literal["context_warning"] = "context_warning"
+    step: int = 0
+    level: Literal["ok", "warning", "critical"]
+    previous: Literal["ok", "warning", "critical"] = "ok"
+    tokens: int
+    window: int
+
+
+class ApprovalRequest(EventBase):
+    """A tool call waits for the user's decision (permission mode ``ask``)."""
+
+    type: Literal["approval_request"] = "approval_request"
+    step: int = 0
+    call_id: str
+    name: str
+    effect: str = "execute"
+    arguments: Any = None
+    preview: dict[str, Any] | None = None  # e.g. {"path", "diff", "new_file", "summary"}
+    timeout_s: float = 0
+
+
+class ApprovalDecision(EventBase):
+    type: Literal["approval_decision"] = "approval_decision"
+    step: int = 0
+    call_id: str
+    approved: bool
+    by: Literal["user", "timeout", "no_frontend", "policy", "error"] = "user"
+    channel: str = ""  # "widget", "stdin", ...
+    waited_ms: float = 0.0
 
 
 class TurnEnd(EventBase):
@@ -200,6 +236,9 @@ Event = Annotated[
         ErrorEvent,
         StepEnd,
         CompactionEvent,
+        ContextWarning,
+        ApprovalRequest,
+        ApprovalDecision,
         TurnEnd,
     ],
     Field(discriminator="type"),

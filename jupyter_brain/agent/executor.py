@@ -25,8 +25,34 @@ from .tools import AgentToolRegistry, NonRetryableToolError, ToolError, ToolSpec
 
 MAX_REPAIR_ATTEMPTS = 3
 
-# approver(call, spec, arguments) -> True to run the call, False to deny it
-Approver = Callable[[ToolCall, ToolSpec, Any], bool]
+
+
+@dataclass(frozen=True)
+class Approval:
+    """An approver's answer with its provenance, so the log and the model know why."""
+
+    approved: bool
+    by: str = "user"  # user | timeout | no_frontend | policy | error
+    channel: str = ""  # widget | stdin | ...
+    reason: str = ""
+
+    @classmethod
+    def of(cls, answer: Any) -> Approval:
+        return answer if isinstance(answer, Approval) else cls(bool(answer))
+
+    def denial_text(self) -> str:
+        if self.reason:
+            return self.reason
+        return {
+            "timeout": "the user did not answer before the approval timeout",
+            "no_frontend": "there is no way to ask the user here (no widget front-end, no stdin)",
+            "error": "the approval prompt failed",
+            "policy": "the permission settings refuse it",
+        }.get(self.by, "the user denied this call")
+
+
+# approver(call, spec, arguments) -> True / Approval(approved=True, ...) to run the call
+Approver = Callable[[ToolCall, ToolSpec, Any], "bool | Approval"]
 
 
 @dataclass
@@ -271,13 +297,12 @@ class BoundedToolExecutor:
                 "channel is available. Continue without it, or tell the user to allow it.",
                 wave, arguments=args, error="no approver")
         try:
-            ok = bool(self.approver(call, spec, args))
+            answer = Approval.of(self.approver(call, spec, args))
         except Exception as exc:  # noqa: BLE001
-            ok, reason = False, f"approval failed: {exc}"
-        else:
-            reason = "the user denied this call"
-        if ok:
+            answer = Approval(False, by="error", reason=f"approval failed: {exc}")
+        if answer.approved:
             return None
+        reason = answer.denial_text()
         return ToolOutcome(call, "denied", f"Denied: {reason}. Do not retry the same call; adjust your approach.",
                            wave, arguments=args, error="denied")
 

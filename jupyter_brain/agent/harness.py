@@ -22,6 +22,8 @@ from .budget import TurnBudget
 from .callbacks import AgentCallbacks
 from .cost import SessionCostTracker
 from .events import (
+    ApprovalDecision,
+    ApprovalRequest,
     ErrorEvent,
     EventBase,
     EventLog,
@@ -41,8 +43,8 @@ from .events import (
     TurnStatus,
     UsageEvent,
 )
-from .executor import Approver, BoundedToolExecutor, ToolOutcome, ToolTurnState
-from .redact import Redactor
+from .executor import Approval, Approver, BoundedToolExecutor, ToolOutcome, ToolTurnState
+from .redact import Redactor, redact_value
 from .reflection import ReflectionEngine, ReflectionResult
 from .strategies import AnyStep, ReasoningStrategy, StrategyParser, StrategyPreset, resolve_strategy
 from .thinking import ThinkingConfig, ThinkingManager, ThinkLevel
@@ -137,10 +139,15 @@ class _Emitter:
         self.turn_id = turn_id
         self.extra = extra
         self.seq = 0
+        self.closing = False  # the turn is ending: a Ctrl-C from a callback cannot stop it any more
+        # Every consumer (log, widget, text, callbacks) gets the same masked event.
+        self.redact = harness.redactor
 
     def __call__(self, event: EventBase) -> None:
         # Plain fields: set them directly (pydantic's __setattr__ costs ~1.5 µs each).
         event.__dict__.update(session_id=self.session_id, turn_id=self.turn_id, seq=self.seq)
+        if self.redact is not None:
+            _redact_fields(event, self.redact)
         self.seq += 1
         if self.log is not None:
             try:
@@ -153,10 +160,27 @@ class _Emitter:
         if self.extra is not None:
             try:
                 self.extra(event)
+            except KeyboardInterrupt:
+                if not (self.closing or event.type == "error"):
+                    raise
             except Exception:  # noqa: BLE001
                 import logging
 
                 logging.getLogger("jupyter_brain.harness").exception("on_event callback failed")
+
+
+_NOT_REDACTED = frozenset({"session_id", "turn_id", "seq", "ts", "type", "step", "call_id"})
+
+
+def _redact_fields(event: EventBase, redact: Callable[[str], str]) -> None:
+    """Mask secrets in an event's text fields in place (ids and numbers untouched)."""
+    fields = event.__dict__
+    for key, value in fields.items():
+        if key in _NOT_REDACTED or value is None or isinstance(value, (int, float, bool)):
+            continue
+        masked = redact_value(value, redact)
+        if masked is not value:
+            fields[key] = masked
 
 
 class _TurnState:
@@ -253,13 +277,16 @@ class AgentHarness:
             )
         )
         self._turn_lock = threading.Lock()
+        self.approver = approver
+        self._turn_ctx: tuple[Any, TurnBudget] | None = None  # (emit, budget) of the running turn
+        self._step = 0
         self._reflection_engine = ReflectionEngine(provider, self._thinking, self.callbacks)
         self._executor = BoundedToolExecutor(
             self.tools,
             artifacts=self.artifacts,
             parallel_enabled=parallel_enabled,
             enable_validation=enable_tool_validation,
-            approver=approver,
+            approver=self._approve if approver is not None else None,
             output_limit=TOOL_MESSAGE_MAX_CHARS,
         )
 
@@ -297,6 +324,8 @@ class AgentHarness:
 
     def _run_turn(self, session_id, history, user_message, *, turn_id, on_event, cancel, persist_history) -> TurnResult:
         turn_id = turn_id or uuid.uuid4().hex[:12]
+        if self.checkpoint_store is not None:
+            self.checkpoint_store.begin_turn(session_id, turn_id)
         emit = _Emitter(self, session_id, turn_id, on_event)
         budget = TurnBudget(self.timeout_s, self.max_steps, self.max_reflections)
         state = _TurnState()
@@ -309,17 +338,18 @@ class AgentHarness:
         persisted = first_new
         system_prompt = self.build_system_prompt()
         strategy_name = self.strategy.name if self.strategy else None
-        emit(TurnStart(
-            user_message=user_message, provider=getattr(self.provider, "name", ""),
-            model=getattr(self.provider, "model", "") or "", think_level=self.think_level.value,
-            strategy=strategy_name, max_steps=self.max_steps, timeout_s=self.timeout_s,
-            reflect_every=self.reflect_every,
-        ))
         status: TurnStatus = "completed"
         final_text = ""
         error: str | None = None
         step = 0
+        self._turn_ctx = (emit, budget)
         try:
+            emit(TurnStart(
+                user_message=user_message, provider=getattr(self.provider, "name", ""),
+                model=getattr(self.provider, "model", "") or "", think_level=self.think_level.value,
+                strategy=strategy_name, max_steps=self.max_steps, timeout_s=self.timeout_s,
+                reflect_every=self.reflect_every,
+            ))
             while True:
                 if cancel is not None and cancel.is_set():
                     status = "interrupted"
@@ -330,7 +360,7 @@ class AgentHarness:
                 if not budget.claim_step():
                     status = "max_steps"
                     break
-                step = budget.steps
+                step = self._step = budget.steps
                 emit(StepStart(step=step))
                 self.callbacks.fire("on_step", step)
                 result, partial = self._call_model(messages, system_prompt, step, budget, state, emit, cancel)
@@ -339,8 +369,8 @@ class AgentHarness:
                     if partial:
                         messages.append({"role": "assistant", "content": partial})
                     break
-                self._record_step(result, step, state, emit)
                 messages.append(result.to_message())
+                self._record_step(result, step, state, emit)
                 # Stated uncertainty only matters while the model can still act on it.
                 self._thinking.on_step(result.text if result.tool_calls else "")
                 if result.tool_calls:
@@ -360,22 +390,27 @@ class AgentHarness:
                     break
         except ProviderError as exc:
             status, error = "error", str(exc)
-            emit(ErrorEvent(step=step, kind=exc.kind, message=self._clean(str(exc)), recoverable=True))
+            emit(ErrorEvent(step=step, kind=exc.kind, message=self._clean(str(exc)), recoverable=False))
         except KeyboardInterrupt as exc:
             status = "interrupted"
+            messages.extend(o.to_message() for o in getattr(exc, "finished", ()))
             partial = getattr(exc, "partial", "")
             if partial:
                 messages.append({"role": "assistant", "content": partial})
         except Exception as exc:  # noqa: BLE001 - a bug must still leave a usable session
             status, error = "error", f"{type(exc).__name__}: {exc}"
-            emit(ErrorEvent(step=step, kind="internal", message=self._clean(error), recoverable=True))
+            emit(ErrorEvent(step=step, kind="internal", message=self._clean(error), recoverable=False))
 
+        self._turn_ctx = None
+        emit.closing = True
         for call in _close_dangling_tool_calls(messages, first_new):
             emit(ToolCallEnd(step=step, call_id=call["id"], name=call["name"], status="interrupted",
                              error="the turn ended before this tool finished"))
         if status != "completed":
             final_text = self._explain_stop(status, error)
-            if messages[-1].get("role") == "assistant" and not messages[-1].get("tool_calls"):
+            # Join an unfinished answer, unless it is already in the log (then add a message).
+            if (len(messages) > persisted and messages[-1].get("role") == "assistant"
+                    and not messages[-1].get("tool_calls")):
                 messages[-1] = {**messages[-1], "content": _join(messages[-1].get("content", ""), final_text)}
             else:
                 messages.append({"role": "assistant", "content": final_text})
@@ -523,7 +558,10 @@ class AgentHarness:
             emit(ToolCallArgs(step=step, call_id=call.id, name=call.name, arguments=args, wave=wave, repaired=repaired))
             self.callbacks.fire("on_tool_start", call.name, args)
 
+        finished: list[ToolOutcome] = []
+
         def on_end(outcome: ToolOutcome) -> None:
+            finished.append(outcome)
             event = ToolCallEnd(
                 step=step, call_id=outcome.call.id, name=outcome.call.name, status=outcome.status,
                 duration_ms=outcome.duration_ms, wave=outcome.wave,
@@ -539,10 +577,47 @@ class AgentHarness:
                 wave=outcome.wave, step=step, artifact=outcome.artifact, error=outcome.error,
             ))
 
-        return self._executor.execute(
-            calls, state.tools, remaining_s=budget.remaining_s, on_start=on_start, on_end=on_end,
-            cancelled=lambda: cancel is not None and cancel.is_set(),
-        )
+        try:
+            return self._executor.execute(
+                calls, state.tools, remaining_s=budget.remaining_s, on_start=on_start, on_end=on_end,
+                cancelled=lambda: cancel is not None and cancel.is_set(),
+            )
+        except KeyboardInterrupt as exc:
+            exc.finished = finished  # type: ignore[attr-defined] - their results go to the history
+            raise
+
+    def _approve(self, call: ToolCall, spec: Any, arguments: Any) -> Approval:
+        """Ask the user's approver, with the request and the decision as events.
+
+        The wait does not count against the turn's time limit (the deadline moves by it).
+        KeyboardInterrupt (Ctrl-C while the card waits) passes through: it ends the turn.
+        """
+        emit, budget = self._turn_ctx if self._turn_ctx is not None else (None, None)
+        preview = None
+        make_preview = spec.metadata.get("preview") if spec is not None else None
+        if make_preview is not None:
+            try:
+                preview = make_preview(arguments if isinstance(arguments, dict) else {})
+            except Exception as exc:  # noqa: BLE001 - e.g. the file vanished: still ask
+                preview = {"error": f"no preview: {exc}"}
+        timeout = float(getattr(self.approver, "timeout_s", 0) or 0)
+        if emit is not None:
+            emit(ApprovalRequest(step=self._step, call_id=call.id, name=call.name,
+                                 effect=getattr(spec, "effect", "execute"), arguments=arguments,
+                                 preview=preview, timeout_s=timeout))
+        started = time.monotonic()
+        try:
+            answer = Approval.of(self.approver(call, spec, arguments))
+        except Exception as exc:  # noqa: BLE001
+            answer = Approval(False, by="error", reason=f"approval failed: {exc}")
+        waited = time.monotonic() - started
+        if budget is not None:
+            budget.extend(waited)
+        if emit is not None:
+            emit(ApprovalDecision(step=self._step, call_id=call.id, approved=answer.approved,
+                                  by=answer.by if answer.by in ("user", "timeout", "no_frontend", "policy", "error") else "user",
+                                  channel=answer.channel, waited_ms=waited * 1000))
+        return answer
 
     # reflection -------------------------------------------------------------------
     def _maybe_reflect(self, messages, step: int, budget: TurnBudget, state: _TurnState, emit) -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 # Key prefixes must start a token: "task-force-management-plan" holds no "sk-" key.
 _START = r"(?<![A-Za-z0-9])"
@@ -49,3 +50,18 @@ class Redactor:
 
 def redact(text: str) -> str:
     return Redactor()(text)
+
+
+def redact_value(value: Any, redact: Callable[[str], str]) -> Any:
+    """``value`` (str, or dicts/lists of them) with secrets masked; the very same object
+    when nothing needed masking, so callers can skip copies."""
+    if isinstance(value, str):
+        masked = redact(value)
+        return value if masked == value else masked
+    if isinstance(value, dict):
+        out = {k: redact_value(v, redact) for k, v in value.items()}
+        return value if all(out[k] is value[k] for k in value) else out
+    if isinstance(value, (list, tuple)):
+        items = [redact_value(v, redact) for v in value]
+        return value if all(a is b for a, b in zip(items, value)) else type(value)(items)
+    return value

@@ -8,13 +8,14 @@ the answer keeps its full allowance. Models that only accept adaptive thinking a
 a budgeted request with a 400; the provider then retries once with
 ``{"type": "adaptive"}`` and keeps using it for the rest of its life.
 
-Prompt caching (at most 3 of the API's 4 breakpoints): the last tool schema, the last
-stable system block (system messages without ``"kind": "workspace"``), and the last
-history block. The workspace context changes every step, so it goes *after* the cached
-history: as the final text block of the last user message (next to the new prompt or
-tool results), or as an uncached trailing system block when the history does not end
-with a user turn. Putting it in ``system`` would sit before the messages and invalidate
-the history cache on every call.
+Prompt caching uses all four of the API's breakpoints, in prompt order: the last tool
+schema, the last stable system block, the workspace context (a system block of its own,
+after the stable ones) and the last history block. The workspace is rendered fresh for
+every request but renders byte-identical text while nothing changed, so in a tool loop
+each request reads tools + system + workspace + the previous history from the cache and
+pays only for what the last step added. When the workspace does change (a tool created
+a variable), that one request rewrites the history cache after it; the stable system and
+tools stay cached.
 
 Thinking blocks are sent back unchanged with their signatures (the API verifies them in
 the tool loop). Unsigned thinking (e.g. from a session that began on another provider)
@@ -374,10 +375,7 @@ def to_wire(messages: list[Message]) -> tuple[list[dict[str, Any]], list[dict[st
                 block["cache_control"] = dict(_CACHE)
                 break
     if workspace:
-        if wire and wire[-1]["role"] == "user":
-            wire[-1]["content"].append({"type": "text", "text": workspace})
-        else:
-            system.append({"type": "text", "text": workspace})
+        system.append({"type": "text", "text": workspace, "cache_control": dict(_CACHE)})
     return system, wire
 
 

@@ -39,8 +39,9 @@ class ScriptedProvider:
     """Replays scripted responses in order; reflection calls get their own queue.
 
     Reflection requests (a system message with ``"kind": "reflection"``) take from
-    ``reflections`` (or a fixed default), so a script for the main loop does not shift
-    when the reflection schedule changes.
+    ``reflections`` (or a fixed default), and compaction summaries (``"kind":
+    "summary_request"``) from ``summaries`` (or an extractive stand-in), so a script for
+    the main loop does not shift when reflection or compaction happen.
     """
 
     name = "scripted"
@@ -51,6 +52,7 @@ class ScriptedProvider:
         responses: Iterable[Response] = (),
         *,
         reflections: Iterable[Response] | None = None,
+        summaries: Iterable[Response] | None = None,
         model: str = "scripted",
         chunk_words: int = 1,
         delay_s: float = 0.0,
@@ -63,6 +65,7 @@ class ScriptedProvider:
             itertools.cycle(self._responses) if repeat and self._responses else iter(self._responses)
         )
         self._reflection_iter = iter(self._reflections) if self._reflections is not None else None
+        self._summary_iter = iter(list(summaries)) if summaries is not None else None
         self.chunk_words = max(1, chunk_words)
         self.delay_s = delay_s
         self.calls: list[dict[str, Any]] = []  # every request, for assertions
@@ -100,10 +103,15 @@ class ScriptedProvider:
     # internals -----------------------------------------------------------------
     def _next(self, messages: list[Message], tools: list[ToolSchema]) -> ProviderResult:
         is_reflection = any(m.get("kind") == "reflection" for m in messages)
+        is_summary = any(m.get("kind") == "summary_request" for m in messages)
         with self._lock:
             # A snapshot: callers (and tests) may keep appending to the list they passed.
-            self.calls.append({"messages": list(messages), "tools": list(tools), "reflection": is_reflection})
-            if is_reflection:
+            self.calls.append({"messages": list(messages), "tools": list(tools), "reflection": is_reflection,
+                               "summary": is_summary})
+            if is_summary:
+                fallback = _extractive_summary(messages)
+                response = fallback if self._summary_iter is None else next(self._summary_iter, fallback)
+            elif is_reflection:
                 if self._reflection_iter is None:
                     response: Response = DEFAULT_REFLECTION
                 else:
@@ -196,6 +204,14 @@ class ScriptedProvider:
             if self.delay_s:
                 time.sleep(self.delay_s)
             yield "".join(pieces[i : i + self.chunk_words])
+
+
+def _extractive_summary(messages: list[Message]) -> str:
+    """A deterministic stand-in for a model's summary: the transcript's first lines."""
+    transcript = next((m.get("content", "") for m in reversed(messages) if m.get("role") == "user"), "")
+    lines = [line.strip() for line in str(transcript).splitlines() if line.strip()]
+    kept = [line[:160] for line in lines[:8]]
+    return "Earlier in this conversation (scripted summary):\n" + "\n".join(f"- {line}" for line in kept)
 
 
 def _estimate_tokens(messages: list[Message], tools: list[ToolSchema]) -> int:

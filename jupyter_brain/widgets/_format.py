@@ -114,3 +114,48 @@ def fence(text: str, lang: str = "") -> str:
 
 def quote(text: str) -> str:
     return "\n".join(f"> {line}" if line else ">" for line in text.rstrip().splitlines() or [""])
+
+
+def error_tail(e: dict[str, Any]) -> str:
+    """Whether the agent went on after an error, or the turn ended (the session is fine)."""
+    if e.get("recoverable", True):
+        return "the agent continues"
+    return "the turn stopped; the session keeps its history and is ready for the next cell"
+
+
+def one_line_args(arguments: Any, limit: int = 100) -> str:
+    text = " ".join(pretty_json(arguments).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+APPROVAL_BY = {
+    "user": "by you",
+    "timeout": "no answer before the approval timeout",
+    "no_frontend": "no way to ask (no widget front-end and no stdin)",
+    "policy": "by the permission settings",
+    "error": "the approval prompt failed",
+}
+
+
+def approval_text(e: dict[str, Any]) -> str:
+    verdict = "approved" if e.get("approved") else "denied"
+    why = APPROVAL_BY.get(e.get("by", "user"), e.get("by", ""))
+    channel = f" in the {e['channel']}" if e.get("channel") and e.get("by") == "user" else ""
+    return f"{verdict}{channel} ({why})"
+
+
+def context_text(e: dict[str, Any]) -> str:
+    window = e.get("window") or 0
+    share = f" ({e['tokens'] / window:.0%} of {tokens(window)})" if window else ""
+    if e.get("level") == "ok":
+        return f"context back under the warning level: {tokens(e['tokens'])} tokens{share}"
+    return f"context {e.get('level')}: {tokens(e['tokens'])} tokens{share}"
+
+
+def compaction_text(e: dict[str, Any]) -> str:
+    msgs = ""
+    if e.get("messages_before") or e.get("messages_after"):
+        msgs = f", {e.get('messages_before', 0)} → {e.get('messages_after', 0)} messages"
+    fallback = f"; {e['fallback']}" if e.get("fallback") else ""
+    return (f"history compacted ({e['strategy']}): {tokens(e['tokens_before'])} → "
+            f"{tokens(e['tokens_after'])} tokens{msgs}{fallback}")

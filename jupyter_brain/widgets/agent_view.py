@@ -29,6 +29,7 @@ import anywidget
 import traitlets as t
 
 from jupyter_brain.agent.events import EventBase
+from jupyter_brain.agent.redact import Redactor, redact_value
 
 from ._fold import Compactor, Entry, Transcript
 from ._header import Header
@@ -101,6 +102,12 @@ class AgentView(anywidget.AnyWidget):
         self._commit_at: float | None = None  # when a deferred step-end commit is due
         self._timer: threading.Timer | None = None
         self._closed = False
+        # Masks secrets in what is saved (transcript trait, Markdown): the harness masks
+        # each event, this also catches a key split across two streamed deltas.
+        self.redact: Any = Redactor()
+        self._decisions: dict[str, bool] = {}
+        self.frontend_ready = False  # set by the first rendered view's "ready" message
+        self.on_msg(self._on_frontend_msg)
         if events is not None:
             self.replay(events)
 
@@ -171,6 +178,27 @@ class AgentView(anywidget.AnyWidget):
                 self._closed = True
         super().close()
 
+    def decision_for(self, call_id: str) -> bool | None:
+        """The user's click on the approval card of ``call_id``, if any arrived yet."""
+        with self._lock:
+            return self._decisions.get(call_id)
+
+    def _on_frontend_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        """Messages from the browser: a view rendered, or an approval click.
+
+        They arrive only when the kernel processes its shell queue, which a running
+        ``%%agent`` cell does while it waits for a decision (``NotebookApprover``).
+        """
+        if not isinstance(content, dict):
+            return
+        kind = content.get("kind")
+        with self._lock:
+            if kind == "ready":
+                self.frontend_ready = True
+            elif kind == "approval" and isinstance(content.get("call_id"), str):
+                self.frontend_ready = True
+                self._decisions.setdefault(content["call_id"], content.get("approved") is True)
+
     @property
     def entries(self) -> list[Entry]:
         """The compact transcript as it stands now (committed or not)."""
@@ -179,7 +207,7 @@ class AgentView(anywidget.AnyWidget):
 
     def to_markdown(self) -> str:
         """The transcript as Markdown (nbconvert, terminals, logs)."""
-        return events_to_markdown(self.entries)
+        return self.redact(events_to_markdown(self.entries))
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         """The widget view, plus the transcript as Markdown once there is one.
@@ -220,7 +248,7 @@ class AgentView(anywidget.AnyWidget):
         """Commit transcript + header traits in one state update (after a flush)."""
         h = self._header
         with self.hold_sync():
-            self.transcript = self._durable.entries()
+            self.transcript = redact_value(self._durable.entries(), self.redact)
             self.transcript_n = self._durable.count
             self.session_id = h.session_id
             self.turn = h.turn

@@ -172,14 +172,26 @@ class TextView:
         self._line(f"  ◆ {label}: {text}")
 
     def _on_error(self, e: Entry) -> None:
-        tail = "the agent continues" if e.get("recoverable", True) else "the turn stops"
-        self._line(f"  ⚠ error [{e['kind']}]: {e['message']} ({tail})")
+        self._line(f"  ⚠ error [{e['kind']}]: {e['message']} ({fmt.error_tail(e)})")
+
+    def _on_approval_request(self, e: Entry) -> None:
+        self._line(f"  ? approval needed: {e['name']} ({e.get('effect', 'execute')}) {fmt.one_line_args(e.get('arguments'))}")
+        preview = e.get("preview") or {}
+        if preview.get("diff"):
+            lines = preview["diff"].rstrip().splitlines()
+            for line in lines[: self.preview_lines * 2]:
+                self._line(f"    │ {line}")
+            if len(lines) > self.preview_lines * 2:
+                self._line(f"    │ … ({len(lines) - self.preview_lines * 2} more lines)")
+
+    def _on_approval_decision(self, e: Entry) -> None:
+        self._line(f"  {'✓' if e['approved'] else '✗'} {fmt.approval_text(e)}")
+
+    def _on_context_warning(self, e: Entry) -> None:
+        self._line(f"  ◔ {fmt.context_text(e)}")
 
     def _on_compaction(self, e: Entry) -> None:
-        self._line(
-            f"  ⇣ history compacted ({e['strategy']}): {fmt.tokens(e['tokens_before'])}"
-            f" → {fmt.tokens(e['tokens_after'])} tokens"
-        )
+        self._line(f"  ⇣ {fmt.compaction_text(e)}")
 
     def _on_turn_end(self, e: Entry) -> None:
         if not self._saw_text and e.get("text"):
@@ -245,13 +257,17 @@ def events_to_markdown(events: Iterable[EventBase | Entry]) -> str:
             else:
                 blocks.append(item)
         elif etype == "error":
-            tail = "the agent continues" if e.get("recoverable", True) else "the turn stops"
-            blocks.append(fmt.quote(f"**⚠ Error** `{e['kind']}` ({tail}): {e['message']}"))
+            blocks.append(fmt.quote(f"**⚠ Error** `{e['kind']}` ({fmt.error_tail(e)}): {e['message']}"))
         elif etype == "compaction":
-            blocks.append(
-                f"*History compacted ({e['strategy']}): {fmt.tokens(e['tokens_before'])} →"
-                f" {fmt.tokens(e['tokens_after'])} tokens*"
-            )
+            blocks.append(f"*{fmt.compaction_text(e)[0].upper()}{fmt.compaction_text(e)[1:]}*")
+        elif etype == "context_warning":
+            blocks.append(f"*{fmt.context_text(e)}*")
+        elif etype == "approval_request":
+            text = f"**Approval needed** for `{e['name']}` ({e.get('effect', 'execute')})"
+            diff = (e.get("preview") or {}).get("diff")
+            blocks.append(text + (f"\n\n{fmt.fence(diff, 'diff')}" if diff else ""))
+        elif etype == "approval_decision":
+            blocks.append(f"{'✓' if e['approved'] else '✗'} {fmt.approval_text(e)}")
         elif etype == "turn_end":
             if not saw_text and e.get("text"):
                 blocks.append(e["text"].strip())

@@ -60,7 +60,13 @@ export function errorCard(e: EventOf<"error">): HTMLElement {
     { class: `jb-card jb-error${recoverable ? "" : " jb-fatal"}`, role: "alert" },
     h("div", "jb-card-head", h("span", "jb-card-title", "⚠ Error"), h("code", "jb-error-kind", e.kind)),
     h("div", "jb-error-message", e.message),
-    h("div", "jb-card-note", recoverable ? "The agent continues." : "The turn stopped."),
+    h(
+      "div",
+      "jb-card-note",
+      recoverable
+        ? "The agent continues."
+        : "The turn stopped. The session keeps its history and is ready for the next cell.",
+    ),
   );
 }
 

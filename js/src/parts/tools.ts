@@ -37,8 +37,20 @@ class ToolRow {
     this.el.title = e.repaired ? "arguments were repaired before the call" : "";
   }
 
+  /** Hold the approval card under the call it asks about. */
+  awaitApproval(card: HTMLElement): void {
+    this.el.classList.add("jb-tool-awaiting");
+    setText(this.meta, "waiting for approval…");
+    this.el.append(card);
+  }
+
+  approvalDecided(approved: boolean): void {
+    this.el.classList.remove("jb-tool-awaiting");
+    if (this.el.classList.contains("jb-tool-running")) setText(this.meta, approved ? "running…" : "denied");
+  }
+
   end(e: EventOf<"tool_call_end">): void {
-    this.el.classList.remove("jb-tool-running");
+    this.el.classList.remove("jb-tool-running", "jb-tool-awaiting");
     this.el.classList.add(`jb-tool-${e.status}`);
     setText(this.icon, TOOL_ICON[e.status] ?? "•");
     this.icon.title = e.status;
@@ -99,6 +111,14 @@ export class ToolTimeline {
     const row = this.row(e.call_id, e.name);
     if (row.wave === null) this.place(row, e.wave ?? 0);
     row.end(e);
+  }
+
+  awaitApproval(callId: string, name: string, card: HTMLElement): void {
+    this.row(callId, name).awaitApproval(card);
+  }
+
+  approvalDecided(callId: string, approved: boolean): void {
+    this.rows.get(callId)?.approvalDecided(approved);
   }
 
   private row(callId: string, name: string): ToolRow {

@@ -1,0 +1,106 @@
+"""Secrets never reach the event log, the widget's saved state, the Markdown transcript or
+the stored history: known key formats and the configured keys' values are masked."""
+
+from __future__ import annotations
+
+import json
+
+from jupyter_brain.agent.events import EventLog
+from jupyter_brain.agent.harness import AgentHarness
+from jupyter_brain.agent.redact import MASK, Redactor, redact_value
+from jupyter_brain.agent.tools import AgentToolRegistry, tool
+from jupyter_brain.providers.base import StreamEvent
+from jupyter_brain.providers.scripted import ScriptedProvider
+from jupyter_brain.widgets import AgentView, TextView
+
+CONFIGURED = "my-private-gateway-key-0123456789"  # no known format: only its value says it is one
+ANTHROPIC = "sk-ant-api03-" + "A1b2C3d4E5f6G7h8I9j0" * 3
+GITHUB = "ghp_" + "x" * 36
+
+
+@tool
+def read_env() -> str:
+    """Read the .env file."""
+    return f"ANTHROPIC_API_KEY={ANTHROPIC}\nGATEWAY={CONFIGURED}\n"
+
+
+class SplitKeyProvider(ScriptedProvider):
+    """Streams the answer so the Anthropic key arrives cut in two deltas."""
+
+    def generate_stream(self, messages, tools, **kw):
+        for event in super().generate_stream(messages, tools, **kw):
+            if event.type == "text" and ANTHROPIC in event.text:
+                head, tail = event.text.split(ANTHROPIC)
+                cut = 5  # "sk-an" + "t-api03-…": neither half looks like a key
+                yield StreamEvent(type="text", text=head + ANTHROPIC[:cut])
+                yield StreamEvent(type="text", text=ANTHROPIC[cut:] + tail)
+            else:
+                yield event
+
+
+def _run(tmp_path):
+    provider = SplitKeyProvider(
+        [
+            {"text": f"Reading it with token {GITHUB}.", "tool_calls": [{"name": "read_env", "arguments": {"key": CONFIGURED}}]},
+            {"text": f"The key is {ANTHROPIC} and the gateway key {CONFIGURED}."},
+        ],
+        chunk_words=100,
+    )
+    log = EventLog(tmp_path / "events.sqlite")
+    harness = AgentHarness(provider, AgentToolRegistry([read_env]), log, stream=True, redact_logs=True,
+                           secrets=(CONFIGURED,), enable_tool_validation=False)
+    view = AgentView()
+    view.redact = harness.redactor
+    lines: list[str] = []
+
+    class Sink:
+        def write(self, s):
+            lines.append(s)
+
+        def flush(self):
+            pass
+
+    text = TextView(Sink())
+
+    def both(event):
+        view.handle(event)
+        text.handle(event)
+
+    result = harness.run_turn("s", [], "what is in .env?", on_event=both)
+    log.flush()
+    return result, log, view, "".join(lines)
+
+
+def _leaks(text: str) -> list[str]:
+    return [s for s in (CONFIGURED, ANTHROPIC, GITHUB) if s in text]
+
+
+def test_no_secret_in_the_event_log_history_widget_state_or_transcript(tmp_path) -> None:
+    result, log, view, printed = _run(tmp_path)
+    assert result.status == "completed"
+    # the model's own conversation keeps the real text (it is the user's kernel) ...
+    assert ANTHROPIC in result.text
+    # ... but nothing saved or shown does
+    raw = "\n".join(
+        row[0] for row in log._db.execute("SELECT data FROM events UNION ALL SELECT data FROM messages").fetchall()
+    )
+    assert _leaks(raw) == [] and MASK in raw
+    assert _leaks(json.dumps(log.load_history("s"))) == []
+    state = json.dumps(view.get_state())
+    assert _leaks(state) == [] and MASK in state
+    assert _leaks(view.to_markdown()) == []
+    bundle = json.dumps(view._repr_mimebundle_()[0].get("text/markdown", ""))
+    assert _leaks(bundle) == []
+    # each streamed delta alone cannot show the split key whole; the rest is masked
+    assert CONFIGURED not in printed and GITHUB not in printed
+    view.close()
+
+
+def test_redact_value_keeps_untouched_objects_and_masks_nested_ones() -> None:
+    r = Redactor([CONFIGURED], include_env=False)
+    clean = {"a": ["x", {"b": "y"}]}
+    assert redact_value(clean, r) is clean
+    dirty = {"a": ["x", {"b": f"token={CONFIGURED}"}], "n": 3}
+    out = redact_value(dirty, r)
+    assert out["a"][1]["b"] == f"token={MASK}" and out["n"] == 3
+    assert dirty["a"][1]["b"].endswith(CONFIGURED)  # the input is not mutated

@@ -1,0 +1,114 @@
+"""Workspace rendering: fresh, stable, bounded, and never part of history."""
+
+from __future__ import annotations
+
+import pytest
+
+from jupyter_brain.agent.events import EventLog
+from jupyter_brain.agent.harness import AgentHarness
+from jupyter_brain.agent.tools import AgentToolRegistry, tool
+from jupyter_brain.agent.workspace import Workspace, WorkspaceSection
+from jupyter_brain.providers.scripted import ScriptedProvider
+from jupyter_brain.tools.workspace_context import (
+    directory_section,
+    notebook_workspace,
+    recent_cells_section,
+    variables_section,
+)
+
+
+def words(text: str) -> int:
+    return len(text.split())
+
+
+def test_sections_render_in_order_and_the_render_is_stable() -> None:
+    state = {"n": 1}
+    ws = Workspace([WorkspaceSection("A", lambda: f"value {state['n']}"), WorkspaceSection("B", lambda: "b")])
+    first = ws.render()
+    assert first == "<workspace>\n## A\nvalue 1\n## B\nb\n</workspace>"
+    assert ws.render() == first
+    state["n"] = 2
+    assert "value 2" in ws.render()
+
+
+def test_memory_addresses_are_removed_so_the_text_is_cacheable() -> None:
+    class Thing:
+        pass
+
+    thing = Thing()
+    ws = Workspace([WorkspaceSection("V", lambda: repr(thing))])
+    assert "0x" not in ws.render()
+
+
+def test_a_failing_section_is_a_note_not_an_exception() -> None:
+    def broken() -> str:
+        raise RuntimeError("no disk")
+
+    assert "(unavailable: RuntimeError: no disk)" in Workspace([WorkspaceSection("Files", broken)]).render()
+
+
+def test_budget_clips_the_largest_section_and_says_so() -> None:
+    big = "\n".join(f"line {i} with several words in it" for i in range(500))
+    ws = Workspace([WorkspaceSection("Big", lambda: big, weight=1), WorkspaceSection("Small", lambda: "tiny")],
+                   budget_tokens=300, count=words)
+    text = ws.render()
+    assert words(text) <= 300
+    assert "more lines not shown" in text
+    assert text.rstrip().endswith("## Small\ntiny\n</workspace>")
+
+
+def test_unused_share_goes_to_sections_that_need_it() -> None:
+    big = "\n".join(f"row {i}" for i in range(100))
+    ws = Workspace([WorkspaceSection("Small", lambda: "x", weight=5), WorkspaceSection("Big", lambda: big, weight=1)],
+                   budget_tokens=260, count=words)
+    assert "more lines not shown" not in ws.render()
+
+
+def test_variables_section_lists_types_and_shapes_without_callables() -> None:
+    pd = pytest.importorskip("pandas")
+    ns = {"sales": pd.DataFrame({"month": ["Jan"], "revenue": [1.0]}), "n": 3, "_private": 1, "f": len}
+    text = variables_section(ns)
+    assert "- sales: DataFrame — 1 rows × 2 cols: month" in text
+    assert "- n: int — 3" in text
+    assert "_private" not in text and "1 functions/classes not listed" in text
+
+
+def test_directory_section_is_sorted_and_hides_private_folders(tmp_path) -> None:
+    (tmp_path / "b.csv").write_text("x" * 2048)
+    (tmp_path / "a.txt").write_text("hi")
+    (tmp_path / "data").mkdir()
+    (tmp_path / ".jupyter_brain").mkdir()
+    (tmp_path / ".env").write_text("SECRET=1")
+    text = directory_section(tmp_path)
+    lines = text.splitlines()
+    assert lines[0].endswith("— 2 files, 1 folder")
+    assert [line.split()[0] for line in lines[1:]] == ["data/", "a.txt", "b.csv"]
+    assert ".env" not in text and ".jupyter_brain" not in text
+
+
+def test_recent_cells_skip_agent_cells_and_clip_long_ones() -> None:
+    long_cell = "\n".join(f"x{i} = {i}" for i in range(20))
+    history = ["", "import pandas as pd", long_cell, "get_ipython().run_cell_magic('agent', '', 'hi')", "df = pd.read_csv('a')"]
+    text = recent_cells_section({"In": history}, count=2)
+    assert "In [2]:" in text and "In [4]:" in text and "In [1]:" not in text
+    assert "run_cell_magic" not in text
+    assert "# … 8 more lines" in text
+
+
+def test_notebook_workspace_is_fresh_per_request_and_never_in_history(tmp_path) -> None:
+    ns: dict = {"In": [""]}
+
+    @tool(effect="read")
+    def make_var() -> str:
+        """Create a variable."""
+        ns["created"] = [1, 2, 3]
+        return "done"
+
+    provider = ScriptedProvider([{"tool_calls": [{"name": "make_var", "arguments": {}}]}, "ok"])
+    harness = AgentHarness(provider, AgentToolRegistry([make_var]), EventLog(":memory:"),
+                           workspace=notebook_workspace(ns, tmp_path))
+    result = harness.run_turn("s", [], "go")
+    first, second = (next(m for m in c["messages"] if m.get("kind") == "workspace") for c in provider.calls)
+    assert "created" not in first["content"]
+    assert "- created: list — len 3" in second["content"]
+    assert all(m.get("kind") != "workspace" for m in result.messages)
