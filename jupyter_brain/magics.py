@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # the agent core (and pydantic) load on the first turn, not w
 STRATEGY_CHOICES = ("react", "reflexion", "cot", "tot", "none")
 THINK_CHOICES = ("off", "low", "medium", "high")
 PERMISSION_CHOICES = ("read-only", "ask", "auto")
+COMPACTION_CHOICES = ("summary", "token_budget", "semantic")
 
 # User tools registered with @jupyter_brain.tool, offered in every session of the kernel.
 USER_TOOLS: dict[str, ToolSpec] = {}
@@ -104,6 +105,10 @@ def build_parser() -> _Parser:
     stream = p.add_mutually_exclusive_group()
     stream.add_argument("--no-stream", dest="stream", action="store_false", default=None, help="wait for whole answers")
     stream.add_argument("--stream", dest="stream", action="store_true", help="stream answers (default)")
+    p.add_argument("--compaction", type=_lower, choices=COMPACTION_CHOICES,
+                   help="how history is shortened at the critical context level")
+    p.add_argument("--context-budget", type=_positive_int, metavar="TOKENS",
+                   help="keep requests under this many tokens (default: the model's window)")
     p.add_argument("--out", metavar="VAR", help="also store the TurnResult in this variable")
     p.add_argument("-h", "--help", action="store_true", help="show this help")
     return p
@@ -166,12 +171,16 @@ class AgentMagics(Magics):
     timeout = Float(120.0).tag(config=True)
     permission = CaselessStrEnum(PERMISSION_CHOICES, default_value="ask").tag(config=True)
     stream = Bool(True).tag(config=True)
+    compaction = CaselessStrEnum(COMPACTION_CHOICES, default_value="summary",
+                                 help="history compaction strategy at the critical context level").tag(config=True)
+    context_budget = Int(0, help="request token budget (0 = the model's context window)").tag(config=True)
+    auto_compact = Bool(True, help="compact the history when a request reaches the critical level").tag(config=True)
     data_dir = Unicode(".jupyter_brain", help="where the event log and artifacts live").tag(config=True)
     approval_timeout = Float(300.0, help="seconds an approval card waits before it counts as deny").tag(config=True)
     workspace_tokens = Int(2000, help="token budget of the workspace context sent with each request (0 = none)").tag(config=True)
 
     _CONFIG_KEYS = ("provider", "model", "think", "reflect_every", "strategy", "max_steps", "timeout",
-                    "permission", "stream")
+                    "permission", "stream", "compaction", "context_budget", "auto_compact")
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
@@ -471,7 +480,32 @@ class AgentMagics(Magics):
         print("defaults: " + "  ".join(f"{k}={v}" for k, v in self.defaults().items()))
         print(f"tokens this kernel: in {summary['input_tokens']:,}  out {summary['output_tokens']:,}  "
               f"cache read {summary['cache_read_tokens']:,}  cache write {summary['cache_creation_tokens']:,}")
+        for line in self._context_lines(session):
+            print(line)
         print(f"event log: {self.manager.event_log.path}")
+
+    def _context_lines(self, session: Any) -> list[str]:
+        """Context usage against the window: the last request, and the history as it is now."""
+        from .agent.context import TokenCounter, context_window_for
+
+        harness = session.last_harness
+        history_tokens = TokenCounter().count_messages(session.history)
+        if harness is None:
+            budget = self.context_budget or context_window_for(self.model)
+            return [f"context: no request yet in this kernel; history ≈ {history_tokens:,} tokens "
+                    f"of a {budget:,}-token budget"]
+        ctx = harness.context
+        window = (f" (model window {harness.context_window:,})"
+                  if harness.context_window != harness.context_budget else "")
+        compact = (f"compacts ({harness.compaction.name}) at {ctx.critical_tokens:,}"
+                   if harness.auto_compact else "auto-compaction off")
+        return [
+            f"context: last request {ctx.last_tokens:,} tokens = {ctx.ratio:.0%} of the "
+            f"{harness.context_budget:,}-token budget{window} · level {ctx.level}",
+            f"  warning at {ctx.warning_tokens:,} · {compact} · {harness.compactions} compaction"
+            f"{'s' * (harness.compactions != 1)} in the last turn",
+            f"  history now: {len(session.history)} messages ≈ {history_tokens:,} tokens",
+        ]
 
     def _cmd_sessions(self, rest: list[str]) -> None:
         manager = self.manager

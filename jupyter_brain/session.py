@@ -37,6 +37,24 @@ class AgentOptions(BaseModel):
     timeout: float = Field(default=120.0, gt=0, le=24 * 3600)
     permission: Literal["read-only", "ask", "auto"] = "ask"
     stream: bool = True
+    compaction: Literal["summary", "token_budget", "semantic"] = "summary"
+    context_budget: int | None = Field(default=None, ge=1_000)  # None: the model's window
+    auto_compact: bool = True
+
+    @field_validator("context_budget", mode="before")
+    @classmethod
+    def _zero_is_window(cls, value: Any) -> Any:
+        return None if value in (0, "0", "") else value
+
+    @field_validator("compaction", mode="before")
+    @classmethod
+    def _compaction_alias(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        key = value.strip().lower().replace("-", "_")
+        aliases = {"sliding": "summary", "sliding_window": "summary", "budget": "token_budget",
+                   "relevance": "semantic", "bm25": "semantic"}
+        return aliases.get(key, key)
 
     @field_validator("strategy", mode="before")
     @classmethod
@@ -110,6 +128,9 @@ class Session:
             strategy=None if options.strategy == "none" else options.strategy,
             workspace=workspace,
             approver=approver,
+            compaction=options.compaction,
+            context_budget=options.context_budget,
+            auto_compact=options.auto_compact,
             artifacts=self.artifacts,
             working_directory=working_directory,
             secrets=secrets,

@@ -287,3 +287,33 @@ def test_turn_result_carries_system_prompt_and_reflection_trigger(shell):
     result = shell.user_ns["_agent"]
     assert "## Thinking Instructions" in result.system_prompt
     assert [r.trigger for r in result.reflections] == ["tool_error"]
+
+
+def test_context_flags_compact_and_status_shows_usage(shell, capsys):
+    filler = " ".join(f"row{i} revenue {i}" for i in range(150))
+    steps = [{"text": f"step {i}", "tool_calls": [{"name": "run_python", "arguments": {"code": f"print('{filler}')"}}]}
+             for i in range(8)]
+    shell.user_ns["bot"] = ScriptedProvider([*steps, "done"])
+    shell.run_line_magic("config", "AgentMagics.permission = 'auto'")
+    agent(shell, "--provider bot --max-steps 12 --context-budget 3000 --compaction token_budget", "go")
+    out = capsys.readouterr().out
+    assert shell.user_ns["_agent"].status == "completed"
+    assert "⇣ history compacted (token_budget)" in out
+    shell.run_line_magic("agent", "status")
+    status = capsys.readouterr().out
+    assert "of the 3,000-token budget (model window 128,000)" in status
+    assert "compacts (token_budget) at 2,550" in status
+    assert "in the last turn" in status and "history now:" in status
+
+
+def test_bad_context_flags_are_usage_errors(shell):
+    shell.user_ns["bot"] = ScriptedProvider(["ok"])
+    with pytest.raises(UsageError, match="compaction"):
+        agent(shell, "--provider bot --compaction magic", "go")
+    with pytest.raises(UsageError, match="context_budget"):
+        agent(shell, "--provider bot --context-budget 10", "go")
+
+
+def test_status_before_any_turn_reports_the_window(shell, capsys):
+    shell.run_line_magic("agent", "status")
+    assert "context: no request yet in this kernel" in capsys.readouterr().out

@@ -166,6 +166,15 @@ describe("cards", () => {
     expect(fatal.classList.contains("jb-fatal")).toBe(true);
     expect(fatal.getAttribute("role")).toBe("alert");
     expect(q(".jb-compaction")?.textContent).toBe("History compacted (summarize): 12,000 → 3,000 tokens");
+    r.append([
+      {
+        type: "compaction", step: 2, strategy: "token_budget", tokens_before: 9000, tokens_after: 4000,
+        messages_before: 30, messages_after: 12, budget_tokens: 10000, fallback: "summary failed: timeout",
+      },
+    ]);
+    expect(all(".jb-compaction")[1].textContent).toBe(
+      "History compacted (token_budget): 9,000 → 4,000 tokens of a 10,000 budget · 30 → 12 messages · summary failed: timeout",
+    );
   });
 });
 

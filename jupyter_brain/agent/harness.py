@@ -19,11 +19,23 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..providers.base import LLMProvider, ProviderError, ProviderResult, ToolCall, Usage
 from .artifacts import ArtifactStore, artifact_tool
 from .budget import TurnBudget
+from .context import (
+    CompactionResult,
+    CompactionStrategy,
+    ContextWarningTracker,
+    TokenCounter,
+    compaction_strategy,
+    context_window_for,
+    select_tools,
+    summary_request,
+)
 from .callbacks import AgentCallbacks
 from .cost import SessionCostTracker
 from .events import (
     ApprovalDecision,
     ApprovalRequest,
+    CompactionEvent,
+    ContextWarning,
     ErrorEvent,
     EventBase,
     EventLog,
@@ -195,6 +207,9 @@ class _TurnState:
         self.stub_reflections: set[str] = set()
         self.announced: set[str] = set()  # tool call ids whose ToolCallStart was emitted
         self.tool_schemas: list[dict[str, Any]] = []  # fixed for the turn
+        self.user_msg: dict[str, Any] = {}  # the turn's prompt; compaction never drops it
+        self.last_request_estimate = 0  # calibrated tokens of the request about to be sent
+        self.last_request_raw = 0  # the same in our tokenizer's units (for calibration)
 
     def add_cost(self, cost: float | None) -> None:
         self.cost = None if (cost is None or self.cost is None) else self.cost + cost
@@ -224,6 +239,11 @@ class AgentHarness:
         enable_semantic_selection: bool = False,
         max_tools_per_turn: int = 25,
         auto_compact: bool = True,
+        compaction: CompactionStrategy | str = "summary",
+        context_budget: int | None = None,
+        context_window: int | None = None,
+        compaction_target: float = 0.6,
+        token_counter: TokenCounter | None = None,
         strategy: ReasoningStrategy | StrategyPreset | str | None = None,
         workspace: Callable[[], str] | None = None,
         approver: Approver | None = None,
@@ -257,6 +277,19 @@ class AgentHarness:
         self.enable_semantic_selection = enable_semantic_selection
         self.max_tools_per_turn = max_tools_per_turn
         self.auto_compact = auto_compact
+        self.compaction = compaction_strategy(compaction) if isinstance(compaction, str) else compaction
+        if not 0 < compaction_target < 1:
+            raise ValueError("compaction_target must be between 0 and 1 (a share of the context budget)")
+        self.compaction_target = float(compaction_target)
+        self.counter = token_counter or TokenCounter()
+        self.context_window = int(context_window or context_window_for(getattr(provider, "model", None)))
+        if context_budget is not None and context_budget < 1_000:
+            raise ValueError("context_budget must be at least 1,000 tokens")
+        # The budget is the window the tracker measures against: requests stay under its
+        # critical share; compaction brings them down to compaction_target of it.
+        self.context_budget = int(min(context_budget or self.context_window, self.context_window))
+        self.context = ContextWarningTracker(self.context_budget)
+        self.compactions = 0
         self.strategy = resolve_strategy(strategy)
         self.workspace = workspace
         self.max_reflections = max_reflections
@@ -329,10 +362,11 @@ class AgentHarness:
         emit = _Emitter(self, session_id, turn_id, on_event)
         budget = TurnBudget(self.timeout_s, self.max_steps, self.max_reflections)
         state = _TurnState()
-        state.tool_schemas = self.tools.schemas()
+        state.tool_schemas = self._select_tools(history, user_message)
         self._thinking.on_turn_start()
         started = time.perf_counter()
         user_msg = {"role": "user", "content": user_message}
+        state.user_msg = user_msg
         messages: list[dict[str, Any]] = [*history, user_msg]
         first_new = len(history)
         persisted = first_new
@@ -363,7 +397,14 @@ class AgentHarness:
                 step = self._step = budget.steps
                 emit(StepStart(step=step))
                 self.callbacks.fire("on_step", step)
-                result, partial = self._call_model(messages, system_prompt, step, budget, state, emit, cancel)
+                compacted, request = self._fit_context(messages, system_prompt, step, budget, state, emit)
+                if compacted:
+                    # The compacted history replaces the stored one (it is what the next
+                    # cell continues from); this turn's later messages append to it.
+                    if persist_history and self.event_log is not None:
+                        self.event_log.replace_history(session_id, messages)
+                    persisted = len(messages)
+                result, partial = self._call_model(request, step, budget, state, emit, cancel)
                 if result is None:  # interrupted or timed out mid-stream
                     status = "interrupted" if (cancel is not None and cancel.is_set()) else "timeout"
                     if partial:
@@ -403,6 +444,7 @@ class AgentHarness:
 
         self._turn_ctx = None
         emit.closing = True
+        first_new = _index_of(messages, user_msg, first_new)
         for call in _close_dangling_tool_calls(messages, first_new):
             emit(ToolCallEnd(step=step, call_id=call["id"], name=call["name"], status="interrupted",
                              error="the turn ended before this tool finished"))
@@ -435,6 +477,77 @@ class AgentHarness:
             system_prompt=system_prompt,
         )
 
+    # context ---------------------------------------------------------------------
+    def _select_tools(self, history: list[dict[str, Any]], user_message: str) -> list[dict[str, Any]]:
+        """All tool schemas, or with semantic selection on and a large registry, the most
+        relevant ones (plus any the conversation already used)."""
+        schemas = self.tools.schemas()
+        if not self.enable_semantic_selection or len(schemas) <= self.max_tools_per_turn:
+            return schemas
+        used = {c.get("name") for m in history for c in (m.get("tool_calls") or [])}
+        recent = " ".join(str(m.get("content", "")) for m in history[-4:] if m.get("role") in ("user", "assistant"))
+        return select_tools(schemas, f"{user_message} {recent}", self.max_tools_per_turn,
+                            always={*used, "read_artifact"})
+
+    def request_tokens(self, messages: list[dict[str, Any]], system_prompt: str | None = None,
+                       tool_schemas: list[dict[str, Any]] | None = None) -> int:
+        """The estimated input tokens of the request these messages would make now."""
+        request = self._request(messages, system_prompt if system_prompt is not None else self.build_system_prompt())
+        return self.counter.estimate_request(request, self.tools.schemas() if tool_schemas is None else tool_schemas)
+
+    def _fit_context(self, messages, system_prompt, step, budget, state, emit) -> tuple[bool, list[dict[str, Any]]]:
+        """Build and measure the next request; at the critical level compact the history
+        in place and rebuild it.
+
+        Returns (whether ``messages`` was rewritten, the request to send). Level changes
+        and compactions are events. A compaction that cannot get under the budget still
+        sends what it has. The workspace renders once per request.
+        """
+        request = self._request(messages, system_prompt)
+        state.last_request_raw = self.counter.count_request(request, state.tool_schemas)
+        tokens = state.last_request_estimate = self.counter.calibrated(state.last_request_raw)
+        self._note_level(tokens, step, emit)
+        if not self.auto_compact or tokens < self.context.critical_tokens:
+            return False, request
+        overhead = self.counter.count_request([m for m in request if m.get("role") == "system"], state.tool_schemas)
+        protect = _index_of(messages, state.user_msg, len(messages) - 1)
+        result: CompactionResult = self.compaction.compact(
+            messages, budget_tokens=int(self.context_budget * self.compaction_target), counter=self.counter,
+            protect_from=protect, goal=str(state.user_msg.get("content", "")),
+            summarize=lambda old: self._summarize(old, budget, state, emit, step), overhead_tokens=overhead,
+        )
+        if not result.changed:
+            return False, request
+        messages[:] = result.messages
+        system_part = [m for m in request if m.get("role") == "system"]
+        self.compactions += 1
+        emit(CompactionEvent(
+            step=step, strategy=result.strategy, tokens_before=result.tokens_before,
+            tokens_after=result.tokens_after, messages_before=result.messages_before,
+            messages_after=result.messages_after, budget_tokens=self.context_budget, fallback=result.fallback,
+        ))
+        request = system_part + messages  # same system prompt and workspace render
+        state.last_request_raw = self.counter.count_request(request, state.tool_schemas)
+        tokens = state.last_request_estimate = self.counter.calibrated(state.last_request_raw)
+        self._note_level(tokens, step, emit)
+        return True, request
+
+    def _note_level(self, tokens: int, step: int, emit) -> None:
+        change = self.context.update(tokens)
+        if change is not None:
+            emit(ContextWarning(step=step, level=change.level, previous=change.previous, tokens=change.tokens,
+                                window=change.window))
+
+    def _summarize(self, old: list[dict[str, Any]], budget: TurnBudget, state, emit, step: int) -> str:
+        """The compaction summary, written by the turn's own model (its cost is the turn's)."""
+        timeout = max(1.0, min(60.0, budget.remaining_s()))
+        result = self.provider.generate(summary_request(old), [], timeout_s=timeout)
+        state.usage = state.usage + result.usage
+        state.add_cost(self._cost(result.usage, emit.turn_id))
+        if not result.text.strip():
+            raise ValueError("the model returned an empty summary")
+        return result.text
+
     # model calls -----------------------------------------------------------------
     def _request(self, messages: list[dict[str, Any]], system_prompt: str) -> list[dict[str, Any]]:
         request = [{"role": "system", "content": system_prompt}]
@@ -447,9 +560,8 @@ class AgentHarness:
                 request.append({"role": "system", "content": context, "kind": "workspace"})
         return request + messages
 
-    def _call_model(self, messages, system_prompt, step, budget, state, emit, cancel):
+    def _call_model(self, request, step, budget, state, emit, cancel):
         """One model call. Returns (result, None), or (None, partial_text) when cut short."""
-        request = self._request(messages, system_prompt)
         tool_schemas = state.tool_schemas
         native = bool(getattr(self.provider, "supports_native_thinking", False))
         thinking_budget = self.think_level.token_budget if native else 0
@@ -457,14 +569,19 @@ class AgentHarness:
         timeout = max(1.0, budget.remaining_s())
         if not self.stream:
             result = self.provider.generate(request, tool_schemas, timeout_s=timeout, thinking_budget=thinking_budget)
-            for block in result.thinking:
-                if block.text:
-                    emit(ThinkingDelta(step=step, text=block.text))
-                    emit(ThinkingEnd(step=step))
-            if result.text:
-                emit(TextDelta(step=step, text=result.text))
-                self.callbacks.fire("on_stream_chunk", result.text)
-            self._parse_strategy(parser, result.text, step, state, emit, final=True)
+            shown = ""
+            try:
+                for block in result.thinking:
+                    if block.text:
+                        emit(ThinkingDelta(step=step, text=block.text))
+                        emit(ThinkingEnd(step=step))
+                if result.text:
+                    shown = result.text
+                    emit(TextDelta(step=step, text=result.text))
+                    self.callbacks.fire("on_stream_chunk", result.text)
+                self._parse_strategy(parser, result.text, step, state, emit, final=True)
+            except KeyboardInterrupt:  # as when streaming: the text the user saw stays
+                raise _InterruptedMidStream(shown) from None
             return result, None
         stream = self.provider.generate_stream(request, tool_schemas, timeout_s=timeout, thinking_budget=thinking_budget)
         partial: list[str] = []
@@ -532,6 +649,9 @@ class AgentHarness:
 
     def _record_step(self, result: ProviderResult, step: int, state: _TurnState, emit) -> None:
         usage = result.usage
+        if usage.total_input_tokens > 0 and state.last_request_raw > 0:
+            # The provider's own count of the request we estimated: later estimates follow it.
+            self.counter.observe(state.last_request_raw, usage.total_input_tokens)
         state.usage = state.usage + usage
         cost = self._cost(usage, emit.turn_id)
         state.add_cost(cost)
@@ -704,6 +824,14 @@ def _close_dangling_tool_calls(messages: list[dict[str, Any]], start: int) -> li
         else:
             i += 1
     return filled
+
+
+def _index_of(messages: list[dict[str, Any]], message: dict[str, Any], default: int) -> int:
+    """Position of this very message object (compaction moves it; it never replaces it)."""
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i] is message:
+            return i
+    return min(default, len(messages))
 
 
 def _join(a: str, b: str) -> str:

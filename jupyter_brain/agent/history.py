@@ -119,3 +119,13 @@ def signatures(messages: list[Message]) -> list[tuple[str, str]]:
         for b in (m.get("thinking") or [])
         if b.get("signature")
     ]
+
+
+def turn_start(messages: list[Message]) -> int:
+    """Index of the current turn's user message (the last user message that is not a
+    compaction summary), or ``len(messages)`` when there is none: compaction protects it."""
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if m.get("role") == "user" and m.get("kind") != "summary":
+            return i
+    return len(messages)

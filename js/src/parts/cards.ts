@@ -73,10 +73,12 @@ export function errorCard(e: EventOf<"error">): HTMLElement {
 export function compactionMarker(e: EventOf<"compaction">): HTMLElement {
   const msgs =
     e.messages_before || e.messages_after ? ` · ${e.messages_before ?? 0} → ${e.messages_after ?? 0} messages` : "";
+  const budget = e.budget_tokens ? ` of a ${tokens(e.budget_tokens)} budget` : "";
   return h(
     "div",
-    "jb-compaction",
-    h("span", "", `History compacted (${e.strategy}): ${tokens(e.tokens_before)} → ${tokens(e.tokens_after)} tokens${msgs}`),
+    { class: "jb-compaction", "data-strategy": e.strategy },
+    h("span", "", `History compacted (${e.strategy}): ${tokens(e.tokens_before)} → ${tokens(e.tokens_after)} tokens${budget}${msgs}`),
+    e.fallback ? h("span", "jb-compaction-fallback", ` · ${e.fallback}`) : null,
   );
 }
 
