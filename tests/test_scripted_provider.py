@@ -115,20 +115,27 @@ def test_think_tags_added_to_explicit_thinking():
     assert [b.text for b in r.thinking] == ["a", "b"] and r.text == "c"
 
 
-def test_usage_estimate():
-    p = ScriptedProvider(["x" * 40])
-    r = p.generate([{"role": "user", "content": "y" * 400}], [])
-    assert r.usage.input_tokens == 100
-    assert r.usage.output_tokens == 10
+def test_usage_is_counted_with_the_real_tokenizer():
+    from jupyter_brain.agent.context import TokenCounter
+
+    counter = TokenCounter()
+    request = [{"role": "user", "content": "Which month had the largest revenue drop?"}]
+    p = ScriptedProvider(["March, by 12 percent."])
+    r = p.generate(request, [])
+    assert r.usage.input_tokens == counter.count_request(request, []) > 0
+    assert r.usage.output_tokens == counter.count_text("March, by 12 percent.") == 7
     assert r.usage.cache_read_tokens == 0
     assert ScriptedProvider([""]).generate([], []).usage.output_tokens == 1
-    assert p.count_tokens([{"role": "user", "content": "z" * 80}]) == 20
+    assert p.count_tokens(request) == counter.count_request(request, [])
 
 
 def test_usage_estimate_counts_thinking_text():
-    a = ScriptedProvider([{"text": "", "thinking": "t" * 400}]).generate(USER, []).usage.output_tokens
-    b = ScriptedProvider([{"text": "", "thinking": [{"text": "t" * 400, "signature": "s"}]}]).generate(USER, []).usage.output_tokens
-    assert a == b == 100
+    from jupyter_brain.agent.context import TokenCounter
+
+    thought = "First the monthly totals, then the differences between months. " * 5
+    a = ScriptedProvider([{"text": "", "thinking": thought}]).generate(USER, []).usage.output_tokens
+    b = ScriptedProvider([{"text": "", "thinking": [{"text": thought, "signature": "s"}]}]).generate(USER, []).usage.output_tokens
+    assert a == b == TokenCounter().count_text(thought) > 50
 
 
 # ── errors ───────────────────────────────────────────────────────────────────

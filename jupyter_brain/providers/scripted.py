@@ -170,7 +170,7 @@ class ScriptedProvider:
         if usage is None:
             usage = Usage(
                 input_tokens=_estimate_tokens(messages, tools),
-                output_tokens=max(1, (len(text) + sum(len(b.text) for b in blocks)) // 4),
+                output_tokens=max(1, _count_text(text) + sum(_count_text(b.text) for b in blocks)),
             )
         elif isinstance(usage, dict):
             usage = Usage(**usage)
@@ -214,6 +214,14 @@ def _extractive_summary(messages: list[Message]) -> str:
     return "Earlier in this conversation (scripted summary):\n" + "\n".join(f"- {line}" for line in kept)
 
 
+def _count_text(text: str) -> int:
+    from ..agent.context import TokenCounter
+
+    return TokenCounter().count_text(text)
+
+
 def _estimate_tokens(messages: list[Message], tools: list[ToolSchema]) -> int:
-    chars = sum(len(str(m.get("content", ""))) for m in messages) + sum(len(str(t)) for t in tools)
-    return max(1, chars // 4)
+    """Input tokens as the real tokenizer counts the request (what an API would report)."""
+    from ..agent.context import TokenCounter
+
+    return max(1, TokenCounter().count_request(messages, tools))
