@@ -34,6 +34,7 @@ USER_TOOLS: dict[str, ToolSpec] = {}
 
 SUBCOMMANDS = {
     "status": "the current session, its settings and context use",
+    "context": "the last request's tokens against the context budget, and the history's size",
     "sessions": "list sessions (this kernel's and the event log's)",
     "new [NAME]": "start a new session and make it current",
     "use NAME": "switch to a session (reopens it from the event log after a restart)",
@@ -484,6 +485,10 @@ class AgentMagics(Magics):
             print(line)
         print(f"event log: {self.manager.event_log.path}")
 
+    def _cmd_context(self, rest: list[str]) -> None:
+        for line in self._context_lines(self.manager.current):
+            print(line)
+
     def _context_lines(self, session: Any) -> list[str]:
         """Context usage against the window: the last request, and the history as it is now."""
         from .agent.context import TokenCounter, context_window_for
@@ -706,7 +711,11 @@ class AgentMagics(Magics):
         """Put back the files the session's last turn with writes changed."""
         args = self._checkpoint_args("undo", rest, force=True)
         name = args.session or self.manager.current.name
-        print(self._checkpoint_store().undo_last_turn(name, force=args.force, root=os.getcwd()))
+        report = self._checkpoint_store().undo_last_turn(name, force=args.force, root=os.getcwd())
+        numbers = {t.turn_id: i for i, t in enumerate(self.manager.event_log.turns(name), 1)}
+        if report.turn_id in numbers:
+            report.turn_label = str(numbers[report.turn_id])  # "turn 3" reads better than an id
+        print(report)
 
     def _cmd_config(self, rest: list[str]) -> None:
         if not rest:
@@ -730,7 +739,7 @@ class AgentMagics(Magics):
         if merged.get("model") in ("", "none", "None"):
             merged["model"] = None
         try:
-            options = AgentOptions(**{k: (v.lower() in ("1", "true", "yes", "on") if k == "stream" and isinstance(v, str) else v)
+            options = AgentOptions(**{k: (v.lower() in ("1", "true", "yes", "on") if k in ("stream", "auto_compact") and isinstance(v, str) else v)
                                       for k, v in merged.items()})
         except ValidationError as exc:
             problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())

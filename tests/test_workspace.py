@@ -77,12 +77,14 @@ def test_directory_section_is_sorted_and_hides_private_folders(tmp_path) -> None
     (tmp_path / "b.csv").write_text("x" * 2048)
     (tmp_path / "a.txt").write_text("hi")
     (tmp_path / "data").mkdir()
+    (tmp_path / "analysis.ipynb").write_text("{}" * 100)
     (tmp_path / ".jupyter_brain").mkdir()
     (tmp_path / ".env").write_text("SECRET=1")
     text = directory_section(tmp_path)
     lines = text.splitlines()
-    assert lines[0].endswith("— 2 files, 1 folder")
-    assert [line.split()[0] for line in lines[1:]] == ["data/", "a.txt", "b.csv"]
+    assert lines[0].endswith("— 3 files, 1 folder")
+    assert [line.split()[0] for line in lines[1:]] == ["data/", "a.txt", "analysis.ipynb", "b.csv"]
+    assert "  analysis.ipynb" in lines and "  b.csv  2.0 KB" in lines  # notebooks: no size (autosave)
     assert ".env" not in text and ".jupyter_brain" not in text
 
 

@@ -125,6 +125,7 @@ class UndoReport:
     errors: list[tuple[str, str]] = field(default_factory=list)  # (path, OS error)
     forced: bool = False
     root: str | None = None  # paths are shown relative to this folder when inside it
+    turn_label: str | None = None  # how to name the turn when shown (e.g. "3", its number)
 
     @property
     def undone(self) -> bool:
@@ -141,7 +142,7 @@ class UndoReport:
     def __str__(self) -> str:
         if self.turn_id is None:
             return f"Nothing to undo: session {self.session_id!r} has no turns with file writes left."
-        head = f"turn {self.turn_id} of session {self.session_id!r}"
+        head = f"turn {self.turn_label or self.turn_id} of session {self.session_id!r}"
         if self.conflicts and not self.forced:
             lines = [f"Nothing was undone for {head}: {len(self.conflicts)} file"
                      f"{'s' * (len(self.conflicts) != 1)} changed since the agent wrote "

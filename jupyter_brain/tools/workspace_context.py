@@ -17,6 +17,7 @@ from .variables import _bytes, _is_callable_definition, _type_name, summarize, u
 MAX_ENTRIES_SCANNED = 2_000
 MAX_ENTRIES_SHOWN = 40
 CELL_LINES = 12
+VOLATILE_SUFFIXES = (".ipynb",)
 AGENT_CELL_MARKERS = ("run_cell_magic('agent'", "run_cell_magic('compare'", "run_line_magic('agent'",
                       "%%agent", "%%compare", "%agent")
 
@@ -58,6 +59,10 @@ def directory_section(root: str | os.PathLike[str], *, hide: tuple[str, ...] = (
     for entry in [*dirs, *files][:MAX_ENTRIES_SHOWN]:
         if _is_dir(entry):
             lines.append(f"  {entry.name}/")
+        elif entry.name.endswith(VOLATILE_SUFFIXES):
+            # Autosave changes a notebook's size every few minutes: listing it would
+            # change the workspace text (and lose the prompt cache) for nothing.
+            lines.append(f"  {entry.name}")
         else:
             try:
                 size = _bytes(entry.stat().st_size)
