@@ -506,8 +506,9 @@ class AgentHarness:
         request = self._request(messages, system_prompt)
         state.last_request_raw = self.counter.count_request(request, state.tool_schemas)
         tokens = state.last_request_estimate = self.counter.calibrated(state.last_request_raw)
-        self._note_level(tokens, step, emit)
+        change = self.context.update(tokens)
         if not self.auto_compact or tokens < self.context.critical_tokens:
+            self._emit_level(change, step, emit)
             return False, request
         overhead = self.counter.count_request([m for m in request if m.get("role") == "system"], state.tool_schemas)
         protect = _index_of(messages, state.user_msg, len(messages) - 1)
@@ -517,6 +518,7 @@ class AgentHarness:
             summarize=lambda old: self._summarize(old, budget, state, emit, step), overhead_tokens=overhead,
         )
         if not result.changed:
+            self._emit_level(change, step, emit)
             return False, request
         messages[:] = result.messages
         system_part = [m for m in request if m.get("role") == "system"]
@@ -529,11 +531,16 @@ class AgentHarness:
         request = system_part + messages  # same system prompt and workspace render
         state.last_request_raw = self.counter.count_request(request, state.tool_schemas)
         tokens = state.last_request_estimate = self.counter.calibrated(state.last_request_raw)
-        self._note_level(tokens, step, emit)
+        # The compaction event tells the story; a level event only for a net change from
+        # where the context stood before this request.
+        after = self.context.update(tokens)
+        before = change.previous if change is not None else (after.previous if after is not None else None)
+        if before is not None and before != self.context.level:
+            emit(ContextWarning(step=step, level=self.context.level, previous=before, tokens=tokens,
+                                window=self.context_budget))
         return True, request
 
-    def _note_level(self, tokens: int, step: int, emit) -> None:
-        change = self.context.update(tokens)
+    def _emit_level(self, change, step: int, emit) -> None:
         if change is not None:
             emit(ContextWarning(step=step, level=change.level, previous=change.previous, tokens=change.tokens,
                                 window=change.window))

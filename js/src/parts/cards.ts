@@ -77,8 +77,12 @@ export function compactionMarker(e: EventOf<"compaction">): HTMLElement {
   return h(
     "div",
     { class: "jb-compaction", "data-strategy": e.strategy },
-    h("span", "", `History compacted (${e.strategy}): ${tokens(e.tokens_before)} → ${tokens(e.tokens_after)} tokens${budget}${msgs}`),
-    e.fallback ? h("span", "jb-compaction-fallback", ` · ${e.fallback}`) : null,
+    h(
+      "span",
+      "",
+      `History compacted (${e.strategy}): ${tokens(e.tokens_before)} → ${tokens(e.tokens_after)} tokens${budget}${msgs}`,
+      e.fallback ? h("span", "jb-compaction-fallback", ` · ${e.fallback}`) : null,
+    ),
   );
 }
 

@@ -1,0 +1,49 @@
+"""Re-execute the example notebooks and save their outputs the way the tests replay them.
+
+nbval runs cells with ``store_history=False``, so the kernel's ``In`` stays empty and the
+agent's workspace has no "Recent cells" part; executing with ``jupyter nbconvert`` would
+save token counts that nbval can never reproduce. This runs each cell the nbval way (in
+the notebook's folder, offline: API keys removed) and drops per-cell timing metadata.
+
+    .venv/bin/python scripts/execute_notebooks.py [notebooks/NAME.ipynb ...]
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parent.parent
+KEYS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "JUPYTER_BRAIN_BASE_URL")
+
+
+class NbvalLikeClient(NotebookClient):
+    """Executes cells without storing them in the kernel's history, as nbval does."""
+
+    async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
+        return await super().async_execute_cell(cell, cell_index, execution_count, store_history=False)
+
+
+def execute(path: Path) -> None:
+    nb = nbformat.read(path, as_version=4)
+    NbvalLikeClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)
+    nbformat.write(nb, path)
+    print(f"executed {path.relative_to(ROOT)}")
+
+
+def main() -> None:
+    for key in KEYS:
+        os.environ.pop(key, None)
+    paths = [Path(p).resolve() for p in sys.argv[1:]] or sorted((ROOT / "notebooks").glob("*.ipynb"))
+    for path in paths:
+        execute(path)
+
+
+if __name__ == "__main__":
+    main()
