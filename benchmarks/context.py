@@ -141,8 +141,9 @@ def ours(steps: int, workspace: str, fetch, budget: int, strategy: str | None, t
 
 
 def cache_run(steps: int, workspace: str, fetch, budget: int, strategy: str) -> dict:
-    from mock_servers import MockAnthropic, Reply, ToolUse
+    from mock_servers import Count, MockAnthropic, Reply, ToolUse
     from prompt_cache import PromptCache
+    from prompt_cache import _blocks as prompt_blocks
 
     from jupyter_brain.providers.anthropic import AnthropicProvider
 
@@ -151,6 +152,8 @@ def cache_run(steps: int, workspace: str, fetch, budget: int, strategy: str) -> 
     state = {"step": 0}
 
     def answer(path: str, body: dict):
+        if path.endswith("/count_tokens"):  # the harness confirms its estimate before compacting
+            return Count(sum(COUNTER.count_text(text) for text, _ in prompt_blocks(body)))
         if not path.endswith("/v1/messages"):
             return None
         system = " ".join(b.get("text", "") for b in body.get("system") or [])

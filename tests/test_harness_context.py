@@ -175,3 +175,28 @@ def test_without_semantic_selection_every_tool_is_offered() -> None:
     registry = AgentToolRegistry(_many_tools())
     AgentHarness(provider, registry, None, max_tools_per_turn=5).run_turn("s", [], "revenue")
     assert len(provider.calls[0]["tools"]) == len(registry.schemas())
+
+
+class ExactCounting(ScriptedProvider):
+    """A provider with a count endpoint that answers ``exact`` for every request."""
+
+    def __init__(self, responses, exact: int) -> None:
+        super().__init__(responses)
+        self.exact = exact
+        self.counted = 0
+
+    def exact_input_tokens(self, messages, tools):
+        self.counted += 1
+        return self.exact
+
+
+@pytest.mark.parametrize(("exact", "compacts"), [(1_500, False), (3_900, True)])
+def test_the_provider_exact_count_decides_before_compacting(exact, compacts) -> None:
+    provider = ExactCounting(_script(turns=1, steps=10), exact=exact)
+    log = EventLog(":memory:")
+    harness = _harness(provider, log, context_budget=4_000, compaction="token_budget")
+    result = harness.run_turn("s", [], "go")
+    assert result.status == "completed"
+    assert provider.counted >= 1  # asked only when the estimate reached the critical level
+    assert provider.counted < len([c for c in provider.calls if not c["summary"]])
+    assert any(isinstance(e, CompactionEvent) for e in log.events()) is compacts

@@ -455,3 +455,14 @@ def test_mock_json_reply_parses_with_the_sdk(server) -> None:
     assert [b.type for b in message.content] == ["thinking", "text", "tool_use"]
     assert message.content[0].signature == "sig" and message.content[2].input == {"a": 1, "b": 2}
     assert message.stop_reason == "tool_use"
+
+
+def test_exact_input_tokens_answers_or_says_it_cannot(server) -> None:
+    provider = AnthropicProvider(api_key=SECRET, base_url=server.url, max_retries=0)
+    server.push(Count(777), HttpError(500, "count failed"), HttpError(404, "no count endpoint here"))
+    history = [user("hello")]
+    assert provider.exact_input_tokens(history, [ADD_TOOL]) == 777
+    assert provider.exact_input_tokens(history, [ADD_TOOL]) is None  # a failure: no guess
+    assert provider.exact_input_tokens(history, [ADD_TOOL]) is None  # 404: the gateway lacks it
+    assert provider.exact_input_tokens(history, [ADD_TOOL]) is None  # ... and is not asked again
+    assert len(server.bodies("/count_tokens")) == 3

@@ -506,6 +506,8 @@ class AgentHarness:
         request = self._request(messages, system_prompt)
         state.last_request_raw = self.counter.count_request(request, state.tool_schemas)
         tokens = state.last_request_estimate = self.counter.calibrated(state.last_request_raw)
+        if self.auto_compact and tokens >= self.context.critical_tokens:
+            tokens = self._confirm_count(request, state, tokens)
         change = self.context.update(tokens)
         if not self.auto_compact or tokens < self.context.critical_tokens:
             self._emit_level(change, step, emit)
@@ -539,6 +541,22 @@ class AgentHarness:
             emit(ContextWarning(step=step, level=self.context.level, previous=before, tokens=tokens,
                                 window=self.context_budget))
         return True, request
+
+    def _confirm_count(self, request, state, estimate: int) -> int:
+        """Before compacting on an estimate, ask the provider for its exact count where it
+        offers one (Anthropic's count endpoint), and learn from the answer."""
+        exact_count = getattr(self.provider, "exact_input_tokens", None)
+        if exact_count is None:
+            return estimate
+        try:
+            exact = exact_count(request, state.tool_schemas)
+        except Exception:  # noqa: BLE001 - counting must never break the turn
+            return estimate
+        if not exact:
+            return estimate
+        self.counter.observe(state.last_request_raw, exact)
+        state.last_request_estimate = exact
+        return exact
 
     def _emit_level(self, change, step: int, emit) -> None:
         if change is not None:

@@ -91,6 +91,7 @@ class AnthropicProvider(StreamingProvider):
         self.max_tokens = max_tokens
         self.thinking_display = thinking_display  # "summarized" / "omitted", model default if None
         self._adaptive_thinking = False
+        self._count_endpoint_missing = False
 
         import anthropic
 
@@ -150,12 +151,24 @@ class AnthropicProvider(StreamingProvider):
     def count_tokens(self, messages: list[Message], tools: list[ToolSchema]) -> int:
         """Input tokens via the count endpoint; a rough local estimate if that call fails
         (e.g. a proxy behind ANTHROPIC_BASE_URL that does not implement it)."""
+        exact = self.exact_input_tokens(messages, tools)
+        return exact if exact is not None else estimate_tokens(messages, tools)
+
+    def exact_input_tokens(self, messages: list[Message], tools: list[ToolSchema],
+                           *, timeout_s: float = 10.0) -> int | None:
+        """The API's own count of this request, or None when the endpoint does not answer.
+        The harness asks before compacting, so a wrong local estimate costs nothing."""
+        if self._count_endpoint_missing:
+            return None
         params = self.request_params(messages, tools)
         params.pop("max_tokens")
         try:
-            return int(self._client.messages.count_tokens(**params, timeout=30.0).input_tokens)
+            return int(self._client.messages.count_tokens(**params, timeout=timeout_s).input_tokens)
+        except self._sdk.NotFoundError:
+            self._count_endpoint_missing = True  # a gateway without it: stop asking
+            return None
         except (self._sdk.AnthropicError, *transport_errors()):
-            return estimate_tokens(messages, tools)
+            return None
 
     # -- internals -------------------------------------------------------------------
 
