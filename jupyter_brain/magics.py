@@ -310,7 +310,7 @@ class AgentMagics(Magics):
                 # Concurrent throw-away runs: their writes are not checkpointed (no undo).
                 prompt, args.strategies, factory, lambda: self._tools(user_ns, lambda: None), options,
                 runs=args.runs, event_log=event_log, on_event=view.handle, on_run_end=view.run_finished,
-                working_directory=os.getcwd(),
+                workspace=self._workspace(user_ns), working_directory=os.getcwd(),
             )
             view.bind(result.comparison_id, event_log)
         finally:

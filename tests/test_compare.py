@@ -214,6 +214,21 @@ def test_magic_single_scripted_provider_is_cloned_per_strategy(shell):
     assert [r.text for runs in result.results.values() for r in runs] == ["Final Answer: 42"] * 4
 
 
+def test_magic_runs_see_the_same_fresh_workspace(shell):
+    seen: list = []  # scripted providers are copied per run; the callable is shared
+
+    def answer(messages, tools):
+        seen.append(messages)
+        return "Final Answer: 1"
+
+    shell.user_ns.update(bot=ScriptedProvider([answer]), revenue_by_month={"Jan": 1})
+    compare(shell, "--strategies react,cot --provider bot")
+    assert len(seen) == 2
+    for messages in seen:
+        (workspace,) = [m for m in messages if m.get("kind") == "workspace"]
+        assert "- revenue_by_month: dict — len 1" in workspace["content"]
+
+
 def test_magic_defaults_to_read_only_tools(shell):
     code = {"name": "run_python", "arguments": {"code": "touched = True"}}
     script = [{"text": "Action: run_python", "tool_calls": [code]}, "Final Answer: done"]
