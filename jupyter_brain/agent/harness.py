@@ -210,6 +210,11 @@ class _TurnState:
         self.user_msg: dict[str, Any] = {}  # the turn's prompt; compaction never drops it
         self.last_request_estimate = 0  # calibrated tokens of the request about to be sent
         self.last_request_raw = 0  # the same in our tokenizer's units (for calibration)
+        # Running token count of the history: messages are only appended during a turn
+        # (a compaction resets it), so each request counts just what is new.
+        self.counted_upto = 0
+        self.counted_tokens = 0
+        self.tools_tokens: int | None = None
 
     def add_cost(self, cost: float | None) -> None:
         self.cost = None if (cost is None or self.cost is None) else self.cost + cost
@@ -504,7 +509,7 @@ class AgentHarness:
         sends what it has. The workspace renders once per request.
         """
         request = self._request(messages, system_prompt)
-        state.last_request_raw = self.counter.count_request(request, state.tool_schemas)
+        state.last_request_raw = self._count(request, messages, state)
         tokens = state.last_request_estimate = self.counter.calibrated(state.last_request_raw)
         if self.auto_compact and tokens >= self.context.critical_tokens:
             tokens = self._confirm_count(request, state, tokens)
@@ -523,6 +528,7 @@ class AgentHarness:
             self._emit_level(change, step, emit)
             return False, request
         messages[:] = result.messages
+        state.counted_upto = state.counted_tokens = 0
         system_part = [m for m in request if m.get("role") == "system"]
         self.compactions += 1
         emit(CompactionEvent(
@@ -531,7 +537,7 @@ class AgentHarness:
             messages_after=result.messages_after, budget_tokens=self.context_budget, fallback=result.fallback,
         ))
         request = system_part + messages  # same system prompt and workspace render
-        state.last_request_raw = self.counter.count_request(request, state.tool_schemas)
+        state.last_request_raw = self._count(request, messages, state)
         tokens = state.last_request_estimate = self.counter.calibrated(state.last_request_raw)
         # The compaction event tells the story; a level event only for a net change from
         # where the context stood before this request.
@@ -541,6 +547,19 @@ class AgentHarness:
             emit(ContextWarning(step=step, level=self.context.level, previous=before, tokens=tokens,
                                 window=self.context_budget))
         return True, request
+
+    def _count(self, request, messages, state) -> int:
+        """Raw tokens of ``request`` (its system part + ``messages``) plus the tool schemas."""
+        if state.counted_upto > len(messages):
+            state.counted_upto = state.counted_tokens = 0
+        count = self.counter.count_message
+        for message in messages[state.counted_upto:]:
+            state.counted_tokens += count(message)
+        state.counted_upto = len(messages)
+        if state.tools_tokens is None:
+            state.tools_tokens = self.counter.count_tools(state.tool_schemas)
+        system = sum(count(m) for m in request[: len(request) - len(messages)])
+        return system + state.counted_tokens + state.tools_tokens
 
     def _confirm_count(self, request, state, estimate: int) -> int:
         """Before compacting on an estimate, ask the provider for its exact count where it
