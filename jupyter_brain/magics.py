@@ -176,12 +176,13 @@ class AgentMagics(Magics):
                                  help="history compaction strategy at the critical context level").tag(config=True)
     context_budget = Int(0, help="request token budget (0 = the model's context window)").tag(config=True)
     auto_compact = Bool(True, help="compact the history when a request reaches the critical level").tag(config=True)
+    max_tools = Int(0, help="offer only the N tools most relevant to the prompt (0 = all)").tag(config=True)
     data_dir = Unicode(".jupyter_brain", help="where the event log and artifacts live").tag(config=True)
     approval_timeout = Float(300.0, help="seconds an approval card waits before it counts as deny").tag(config=True)
     workspace_tokens = Int(2000, help="token budget of the workspace context sent with each request (0 = none)").tag(config=True)
 
     _CONFIG_KEYS = ("provider", "model", "think", "reflect_every", "strategy", "max_steps", "timeout",
-                    "permission", "stream", "compaction", "context_budget", "auto_compact")
+                    "permission", "stream", "compaction", "context_budget", "auto_compact", "max_tools")
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)

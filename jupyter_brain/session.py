@@ -40,6 +40,7 @@ class AgentOptions(BaseModel):
     compaction: Literal["summary", "token_budget", "semantic"] = "summary"
     context_budget: int | None = Field(default=None, ge=1_000)  # None: the model's window
     auto_compact: bool = True
+    max_tools: int = Field(default=0, ge=0)  # 0: offer every tool; N: the N most relevant
 
     @field_validator("context_budget", mode="before")
     @classmethod
@@ -131,6 +132,8 @@ class Session:
             compaction=options.compaction,
             context_budget=options.context_budget,
             auto_compact=options.auto_compact,
+            enable_semantic_selection=options.max_tools > 0,
+            max_tools_per_turn=options.max_tools or 25,
             artifacts=self.artifacts,
             working_directory=working_directory,
             secrets=secrets,

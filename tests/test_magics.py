@@ -317,3 +317,15 @@ def test_bad_context_flags_are_usage_errors(shell):
 def test_status_before_any_turn_reports_the_window(shell, capsys):
     shell.run_line_magic("agent", "status")
     assert "context: no request yet in this kernel" in capsys.readouterr().out
+
+
+def test_max_tools_offers_only_the_most_relevant_tools(shell):
+    bot = ScriptedProvider(["ok", "ok"])
+    shell.user_ns["bot"] = bot
+    agent(shell, "--provider bot", "Which files are in the data folder?")
+    everything = {t["name"] for t in bot.calls[0]["tools"]}
+    shell.run_line_magic("config", "AgentMagics.max_tools = 3")
+    agent(shell, "--provider bot", "Which files are in the data folder?")
+    offered = {t["name"] for t in bot.calls[1]["tools"]}
+    assert len(everything) > 4 and len(offered) == 3 and "read_artifact" in offered
+    assert "list_files" in offered and offered < everything
