@@ -20,7 +20,7 @@ from typing import Any
 from .agent.executor import Approval
 from .agent.tools import format_tool_output
 
-READY_WAIT_S = 2.0  # how long a displayed card may take to report that a browser drew it
+READY_WAIT_S = 2.0  # how long a widget front-end may take to report that it holds the view
 POLL_SLEEP_S = 0.05
 
 
@@ -83,7 +83,7 @@ class NotebookApprover:
                     return Approval(decision, by="user", channel="widget")
                 waited = self._clock() - started
                 if not getattr(self.view, "frontend_ready", False) and waited >= READY_WAIT_S:
-                    break  # nobody drew the card: ask another way
+                    break  # no widget front-end holds the view: ask another way
                 if waited >= self.timeout_s:
                     return Approval(False, by="timeout", channel="widget")
                 self._sleep(POLL_SLEEP_S)

@@ -31,6 +31,9 @@ export function createWidget(): AgentWidget {
     };
     const onCommit = () => syncFromModel(s, model);
     model.on("msg:custom", onMessage);
+    // A widget front-end holds this model: an approval can be asked here. (Said on model
+    // creation, not on render: a view scrolled out of sight may render only later.)
+    model.send({ kind: "ready" });
     for (const name of ["change:transcript", "change:transcript_n", "change:epoch"] as const) model.on(name, onCommit);
     return () => {
       model.off("msg:custom", onMessage);
@@ -46,7 +49,6 @@ export function createWidget(): AgentWidget {
     }
     // Clicks on approval cards go to the kernel, which reads them while the turn waits.
     const view = new AgentRenderer(el, { send: (msg) => model.send(msg) });
-    model.send({ kind: "ready" });
     view.reset(store.events.slice());
     const unsubscribe = store.subscribe(view);
     return () => {

@@ -157,9 +157,10 @@ describe("anywidget module", () => {
 });
 
 describe("kernel messages", () => {
-  it("says ready when a view renders and routes approval clicks to the kernel", () => {
+  it("says ready when the model is created and routes approval clicks to the kernel", () => {
     const model = new MockModel();
     const { render } = widgetFor(model);
+    expect(model.sent).toEqual([{ kind: "ready" }]); // before any view renders
     const { el } = render();
     expect(model.sent).toEqual([{ kind: "ready" }]);
     model.custom({

@@ -106,7 +106,7 @@ class AgentView(anywidget.AnyWidget):
         # each event, this also catches a key split across two streamed deltas.
         self.redact: Any = Redactor()
         self._decisions: dict[str, bool] = {}
-        self.frontend_ready = False  # set by the first rendered view's "ready" message
+        self.frontend_ready = False  # set by the front-end's "ready" message (a widget manager holds the model)
         self.on_msg(self._on_frontend_msg)
         if events is not None:
             self.replay(events)
