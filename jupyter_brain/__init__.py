@@ -34,6 +34,13 @@ _PUBLIC = {
     "LLMProvider": "jupyter_brain.providers.base",
     "get_provider": "jupyter_brain.providers.registry",
     "SessionManager": "jupyter_brain.session",
+    "TokenCounter": "jupyter_brain.agent.context",
+    "ContextWarningTracker": "jupyter_brain.agent.context",
+    "SlidingWindowSummary": "jupyter_brain.agent.context",
+    "TokenBudget": "jupyter_brain.agent.context",
+    "SemanticRelevance": "jupyter_brain.agent.context",
+    "Workspace": "jupyter_brain.agent.workspace",
+    "CheckpointStore": "jupyter_brain.agent.checkpoints",
 }
 
 __all__ = [*_PUBLIC, "tool", "load_ipython_extension", "unload_ipython_extension"]

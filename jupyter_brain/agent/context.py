@@ -21,6 +21,7 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from .history import Message, history_problems, units
+from .workspace import Workspace, WorkspaceSection  # noqa: F401 - DESIGN names context.py for it
 
 log = logging.getLogger(__name__)
 
