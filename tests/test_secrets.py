@@ -104,3 +104,20 @@ def test_redact_value_keeps_untouched_objects_and_masks_nested_ones() -> None:
     out = redact_value(dirty, r)
     assert out["a"][1]["b"] == f"token={MASK}" and out["n"] == 3
     assert dirty["a"][1]["b"].endswith(CONFIGURED)  # the input is not mutated
+
+
+def test_compare_view_masks_a_key_split_across_deltas() -> None:
+    import json as _json
+
+    from jupyter_brain.agent.events import StepStart, TextDelta, TurnEnd, TurnStart
+    from jupyter_brain.widgets import CompareView
+
+    view = CompareView(["react"])
+    events = [TurnStart(user_message="q"), StepStart(step=1), TextDelta(step=1, text=f"key {ANTHROPIC[:5]}"),
+              TextDelta(step=1, text=f"{ANTHROPIC[5:]} end"), TurnEnd(status="completed", text="")]
+    for event in events:
+        view.handle("react", 1, event)
+    view.close_stream()
+    state = _json.dumps(view.get_state())
+    assert ANTHROPIC not in state and MASK in state
+    view.close()

@@ -494,12 +494,6 @@ class AgentHarness:
         return select_tools(schemas, f"{user_message} {recent}", self.max_tools_per_turn,
                             always={*used, "read_artifact"})
 
-    def request_tokens(self, messages: list[dict[str, Any]], system_prompt: str | None = None,
-                       tool_schemas: list[dict[str, Any]] | None = None) -> int:
-        """The estimated input tokens of the request these messages would make now."""
-        request = self._request(messages, system_prompt if system_prompt is not None else self.build_system_prompt())
-        return self.counter.estimate_request(request, self.tools.schemas() if tool_schemas is None else tool_schemas)
-
     def _fit_context(self, messages, system_prompt, step, budget, state, emit) -> tuple[bool, list[dict[str, Any]]]:
         """Build and measure the next request; at the critical level compact the history
         in place and rebuild it.

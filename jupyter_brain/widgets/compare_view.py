@@ -23,6 +23,7 @@ import traitlets as t
 
 from jupyter_brain.agent.events import EventBase, EventLog
 from jupyter_brain.agent.harness import TurnResult
+from jupyter_brain.agent.redact import Redactor, redact_value
 from jupyter_brain.agent.strategies import Branch, TreeOfThoughtsStrategy
 from jupyter_brain.compare import METRICS, record_decision, summarize
 
@@ -65,6 +66,7 @@ class CompareView(anywidget.AnyWidget):
     def __init__(self, strategies: list[str], runs: int = 1, prompt: str = "", **kwargs: Any) -> None:
         super().__init__(runs=runs, prompt=prompt, **kwargs)
         self._lock = threading.RLock()
+        self._redact = Redactor()  # env keys and known formats; the harness masks each event too
         self._strategies = list(strategies)
         self._cols = {_key(s, r): _Column() for s in strategies for r in range(1, runs + 1)}
         self._last_send = 0.0
@@ -173,7 +175,8 @@ class CompareView(anywidget.AnyWidget):
     def _commit_columns(self) -> None:
         self.columns = [
             {"key": key, "strategy": key.rsplit("#", 1)[0], "run": int(key.rsplit("#", 1)[1]),
-             "transcript": col.durable.entries(), "n": col.durable.count}
+             # Masked again whole: a key split across two streamed deltas is caught here.
+             "transcript": redact_value(col.durable.entries(), self._redact), "n": col.durable.count}
             for key, col in self._cols.items()
         ]
 
