@@ -685,6 +685,7 @@ class AgentMagics(Magics):
     def _cmd_checkpoints(self, rest: list[str]) -> None:
         """The files the agent changed, newest first, with what each was before."""
         from .agent.checkpoints import display_path
+        from .tools.files import human_size
 
         args = self._checkpoint_args("checkpoints", rest, limit=True)
         name = args.session or self.manager.current.name
@@ -695,7 +696,7 @@ class AgentMagics(Magics):
         numbers = {t.turn_id: i for i, t in enumerate(self.manager.event_log.turns(name), 1)}
 
         def size(n: int | None) -> str:
-            return "-" if n is None else (f"{n} B" if n < 1024 else f"{n / 1024:.1f} KB")
+            return "-" if n is None else human_size(n)
 
         rows = [("time", "turn", "action", "size", "path")]
         for cp in found:

@@ -511,7 +511,7 @@ class AgentHarness:
         if not self.auto_compact or tokens < self.context.critical_tokens:
             self._emit_level(change, step, emit)
             return False, request
-        overhead = self.counter.count_request([m for m in request if m.get("role") == "system"], state.tool_schemas)
+        overhead = state.last_request_raw - state.counted_tokens  # system part + tool schemas
         protect = _index_of(messages, state.user_msg, len(messages) - 1)
         result: CompactionResult = self.compaction.compact(
             messages, budget_tokens=int(self.context_budget * self.compaction_target), counter=self.counter,

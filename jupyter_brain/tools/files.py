@@ -232,12 +232,13 @@ def _entry_line(workspace: WorkspaceRoot, entry: Path) -> str:
             return f"{rel} -> {workspace.relative(target)}{'/' if target.is_dir() else ''}"
         if entry.is_dir():
             return f"{rel}/"
-        return f"{rel}  {_human_size(entry.stat().st_size)}"
+        return f"{rel}  {human_size(entry.stat().st_size)}"
     except OSError as exc:
         return f"{rel}  (unreadable: {exc.strerror})"
 
 
-def _human_size(size: int) -> str:
+def human_size(size: int) -> str:
+    """``512 B``, ``1.5 KB``, ``3.2 MB``: sizes shown to the model and the user."""
     value = float(size)
     for unit in ("B", "KB", "MB", "GB"):
         if value < 1024 or unit == "GB":
@@ -290,7 +291,7 @@ def _text_encoding(file: Path) -> str | None:
 
 
 def _binary_error(workspace: WorkspaceRoot, file: Path) -> ToolError:
-    size = _human_size(file.stat().st_size)
+    size = human_size(file.stat().st_size)
     hint = _BINARY_HINTS.get(file.suffix.lower())
     how = f"load it with run_python using {hint}" if hint else "load it with run_python instead"
     return ToolError(f"{workspace.relative(file)} is a binary file ({size}); read_file only shows text — {how}.")

@@ -25,6 +25,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from jupyter_brain.agent.tools import ToolError, ToolSpec, tool
+from jupyter_brain.tools.files import human_size
 
 MAX_LISTED = 150
 SUMMARY_CHARS = 160
@@ -409,7 +410,7 @@ def _describe_dataframe(df: Any, rows: int) -> list[str]:
 
     return [
         f"shape: {n_rows} rows × {n_cols} columns",
-        _section("", lambda: f"memory: {_bytes(int(df.memory_usage(deep=False).sum()))}"),
+        _section("", lambda: f"memory: {human_size(int(df.memory_usage(deep=False).sum()))}"),
         _section("columns (dtype, missing)", columns),
         _section(f"head({rows})", lambda: df.head(rows).to_string(max_cols=20, max_colwidth=50)),
         _section("describe() of numeric columns", numeric_summary),
@@ -434,7 +435,7 @@ def _describe_series(series: Any, rows: int) -> list[str]:
 
 def _describe_ndarray(arr: Any, rows: int) -> list[str]:
     np = sys.modules["numpy"]
-    parts = [f"shape: {arr.shape}, dtype: {arr.dtype}, size: {arr.size}, memory: {_bytes(int(arr.nbytes))}"]
+    parts = [f"shape: {arr.shape}, dtype: {arr.dtype}, size: {arr.size}, memory: {human_size(int(arr.nbytes))}"]
     if arr.dtype.kind in "biuf" and arr.size:
 
         def stats() -> str:
@@ -533,10 +534,3 @@ def _plain(number: Any) -> str:
     return repr(item() if callable(item) else number)
 
 
-def _bytes(size: int) -> str:
-    value = float(size)
-    for unit in ("B", "KB", "MB", "GB"):
-        if value < 1024 or unit == "GB":
-            return f"{int(value)} B" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{size} B"

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from ..agent.workspace import Workspace, WorkspaceSection
-from .variables import _bytes, _is_callable_definition, _type_name, summarize, user_variable_names
+from .files import human_size
+from .variables import _is_callable_definition, _type_name, summarize, user_variable_names
 
 MAX_ENTRIES_SCANNED = 2_000
 MAX_ENTRIES_SHOWN = 40
@@ -65,7 +66,7 @@ def directory_section(root: str | os.PathLike[str], *, hide: tuple[str, ...] = (
             lines.append(f"  {entry.name}")
         else:
             try:
-                size = _bytes(entry.stat().st_size)
+                size = human_size(entry.stat().st_size)
             except OSError:
                 size = "?"
             lines.append(f"  {entry.name}  {size}")

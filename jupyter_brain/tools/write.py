@@ -23,7 +23,7 @@ from pydantic import Field, ValidationError
 
 from jupyter_brain.agent.checkpoints import CheckpointStore, active_store, atomic_write
 from jupyter_brain.agent.tools import ToolError, ToolSpec, tool
-from jupyter_brain.tools.files import _human_size, _text_encoding
+from jupyter_brain.tools.files import human_size, _text_encoding
 from jupyter_brain.tools.paths import WorkspaceRoot
 
 MAX_WRITE_BYTES = 2_000_000
@@ -134,7 +134,7 @@ def write_tools(root: str | Path | WorkspaceRoot, store: Any = None) -> list[Too
             checkpoints.record_write(plan.target, plan.data)
         _, added, removed = plan.diff()
         lines = _line_count(plan.after)
-        size = _human_size(len(plan.data))
+        size = human_size(len(plan.data))
         head = f"{verb} {plan.rel}" + (f": {plan.note}" if plan.note else "")
         message = (f"{head} ({lines} line{'s' * (lines != 1)}, {size}; "
                    f"+{added} {MINUS}{removed} lines{_where(plan)}).")
@@ -226,8 +226,8 @@ def _check_content(text: str, data: bytes) -> None:
         raise ToolError("the content contains NUL characters; these tools write text only — "
                         "write binary data with run_python")
     if len(data) > MAX_WRITE_BYTES:
-        raise ToolError(f"the new content is {_human_size(len(data))}; these tools write at most "
-                        f"{_human_size(MAX_WRITE_BYTES)} — write large data with run_python")
+        raise ToolError(f"the new content is {human_size(len(data))}; these tools write at most "
+                        f"{human_size(MAX_WRITE_BYTES)} — write large data with run_python")
 
 
 def _existing_text(workspace: WorkspaceRoot, target: Path) -> tuple[str, str] | None:
@@ -239,11 +239,11 @@ def _existing_text(workspace: WorkspaceRoot, target: Path) -> tuple[str, str] | 
         raise ToolError(f"{rel} is not a regular file (a pipe, socket or device); it cannot be written")
     size = target.stat().st_size
     if size > MAX_WRITE_BYTES:
-        raise ToolError(f"{rel} is {_human_size(size)}; these tools change files up to "
-                        f"{_human_size(MAX_WRITE_BYTES)} — edit large files with run_python")
+        raise ToolError(f"{rel} is {human_size(size)}; these tools change files up to "
+                        f"{human_size(MAX_WRITE_BYTES)} — edit large files with run_python")
     encoding = _text_encoding(target)
     if encoding is None:
-        raise ToolError(f"{rel} is a binary file ({_human_size(size)}); these tools only write text — "
+        raise ToolError(f"{rel} is a binary file ({human_size(size)}); these tools only write text — "
                         "change it with run_python")
     raw = target.read_bytes()
     return raw.decode(encoding), encoding

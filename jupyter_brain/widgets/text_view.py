@@ -138,12 +138,8 @@ class TextView:
             self._block = None
 
     def _on_tool_call_args(self, e: Entry) -> None:
-        args = fmt.pretty_json(e.get("arguments"))
         wave = f" [wave {e['wave']}]" if e.get("wave") else ""
-        one_line = " ".join(args.split())
-        if len(one_line) > 100:
-            one_line = one_line[:99] + "…"
-        self._line(f"  ⚙ {e['name']}{wave} {one_line}")
+        self._line(f"  ⚙ {e['name']}{wave} {fmt.one_line_args(e.get('arguments'))}")
 
     def _on_tool_call_end(self, e: Entry) -> None:
         icon = fmt.TOOL_ICON.get(e["status"], "•")
@@ -259,7 +255,8 @@ def events_to_markdown(events: Iterable[EventBase | Entry]) -> str:
         elif etype == "error":
             blocks.append(fmt.quote(f"**⚠ Error** `{e['kind']}` ({fmt.error_tail(e)}): {e['message']}"))
         elif etype == "compaction":
-            blocks.append(f"*{fmt.compaction_text(e)[0].upper()}{fmt.compaction_text(e)[1:]}*")
+            text = fmt.compaction_text(e)
+            blocks.append(f"*{text[0].upper()}{text[1:]}*")
         elif etype == "context_warning":
             blocks.append(f"*{fmt.context_text(e)}*")
         elif etype == "approval_request":
