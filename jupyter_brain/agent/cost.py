@@ -1,9 +1,8 @@
-"""SessionCostTracker: what each turn and the whole session cost, from a price table.
+"""SessionCostTracker: what each turn and the whole session cost.
 
-Prices are US dollars per million tokens: (input, output, cache read, cache write).
-Model ids are matched by their longest known prefix, so dated ids
-("claude-sonnet-4-5-20250929") find their family. Unknown models cost ``None`` (not 0)
-so a view can say "price unknown" rather than "free"; local servers are free.
+Prices and the model-name matching live in the model catalogue
+(``jupyter_brain.foundation.catalog``); they are re-exported here so the old import path
+keeps working.
 """
 
 from __future__ import annotations
@@ -11,54 +10,10 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
+from ..foundation.catalog import FREE_PROVIDERS, PRICES, ModelPrice, price_for
 from ..providers.base import Usage
 
-
-@dataclass(frozen=True)
-class ModelPrice:
-    input: float
-    output: float
-    cache_read: float
-    cache_write: float
-
-    def cost(self, usage: Usage) -> float:
-        return (
-            usage.input_tokens * self.input
-            + usage.output_tokens * self.output
-            + usage.cache_read_tokens * self.cache_read
-            + usage.cache_creation_tokens * self.cache_write
-        ) / 1_000_000
-
-
-PRICES: dict[str, ModelPrice] = {
-    "claude-opus-4": ModelPrice(15.0, 75.0, 1.50, 18.75),
-    "claude-opus-4-5": ModelPrice(5.0, 25.0, 0.50, 6.25),
-    "claude-sonnet-4": ModelPrice(3.0, 15.0, 0.30, 3.75),
-    "claude-3-7-sonnet": ModelPrice(3.0, 15.0, 0.30, 3.75),
-    "claude-3-5-sonnet": ModelPrice(3.0, 15.0, 0.30, 3.75),
-    "claude-haiku-4": ModelPrice(1.0, 5.0, 0.10, 1.25),
-    "claude-3-5-haiku": ModelPrice(0.80, 4.0, 0.08, 1.0),
-    "gpt-4o-mini": ModelPrice(0.15, 0.60, 0.075, 0.15),
-    "gpt-4o": ModelPrice(2.50, 10.0, 1.25, 2.50),
-    "gpt-4.1-nano": ModelPrice(0.10, 0.40, 0.025, 0.10),
-    "gpt-4.1-mini": ModelPrice(0.40, 1.60, 0.10, 0.40),
-    "gpt-4.1": ModelPrice(2.0, 8.0, 0.50, 2.0),
-    "o3-mini": ModelPrice(1.10, 4.40, 0.55, 1.10),
-    "o4-mini": ModelPrice(1.10, 4.40, 0.275, 1.10),
-    "scripted": ModelPrice(0.0, 0.0, 0.0, 0.0),
-}
-FREE_PROVIDERS = {"ollama", "vllm", "scripted", "lmstudio"}
-
-
-def price_for(model: str | None, provider: str | None = None, table: dict[str, ModelPrice] | None = None) -> ModelPrice | None:
-    if provider in FREE_PROVIDERS:
-        return ModelPrice(0.0, 0.0, 0.0, 0.0)
-    if not model:
-        return None
-    table = PRICES if table is None else table  # an empty table prices nothing
-    name = model.lower().split("/")[-1]
-    best = max((k for k in table if name.startswith(k)), key=len, default=None)
-    return table[best] if best else None
+__all__ = ["FREE_PROVIDERS", "PRICES", "ModelPrice", "SessionCostTracker", "TurnCost", "price_for"]
 
 
 @dataclass

@@ -1,0 +1,34 @@
+"""Tool selection: offer the model only the tools most relevant to the request."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from ...foundation.tokens import ToolSchema
+from .search import bm25_scores, tokenize
+
+
+def _tool_document(schema: ToolSchema) -> list[str]:
+    params = (schema.get("input_schema") or {}).get("properties") or {}
+    name = str(schema.get("name", ""))
+    # The name counts twice: it is the densest description of what a tool does.
+    return tokenize(" ".join([name, name, str(schema.get("description", "")), *map(str, params)]))
+
+
+def select_tools(
+    schemas: Sequence[ToolSchema], query: str, max_tools: int, *, always: Iterable[str] = ()
+) -> list[ToolSchema]:
+    """At most ``max_tools`` schemas most relevant to ``query`` (BM25), in their original
+    order; tools named in ``always`` are included regardless. Fewer tools keep requests small
+    and the model's choice sharp."""
+    schemas = list(schemas)
+    if len(schemas) <= max_tools:
+        return schemas
+    wanted = set(always)
+    pinned = {i for i, s in enumerate(schemas) if s.get("name") in wanted}
+    rest = [i for i in range(len(schemas)) if i not in pinned]
+    slots = max(0, int(max_tools) - len(pinned))
+    scores = bm25_scores([_tool_document(schemas[i]) for i in rest], tokenize(query or ""))
+    ranked = sorted(range(len(rest)), key=lambda k: (-scores[k], rest[k]))
+    chosen = pinned | {rest[k] for k in ranked[:slots]}
+    return [s for i, s in enumerate(schemas) if i in chosen]
