@@ -1,0 +1,250 @@
+"""The event schema: the one stream every view (widget, text, log) is derived from.
+
+Each event is a small pydantic model with a ``type`` tag, so the whole stream is
+JSON-serialisable, replayable from SQLite, and its JSON schema generates the
+front-end's TypeScript types (``jupyter_brain.widgets._schema``).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+TurnStatus = Literal[
+    "completed",  # the model gave its answer
+    "max_steps",  # step budget used up
+    "timeout",  # deadline passed
+    "strategy_limit",  # the reasoning strategy's own step/reflection limit
+    "error",  # provider error ended the turn
+    "interrupted",  # Ctrl-C / kernel interrupt / cancellation
+]
+
+ToolStatus = Literal["ok", "error", "timeout", "denied", "blocked", "invalid", "interrupted"]
+
+
+class EventBase(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    session_id: str = ""
+    turn_id: str = ""
+    seq: int = 0  # position within the turn, set by the emitter
+    ts: float = Field(default_factory=time.time)
+
+
+class TurnStart(EventBase):
+    type: Literal["turn_start"] = "turn_start"
+    user_message: str
+    provider: str = ""
+    model: str = ""
+    think_level: str = "off"
+    strategy: str | None = None
+    max_steps: int = 0
+    timeout_s: float = 0
+    reflect_every: int = 0
+
+
+class StepStart(EventBase):
+    type: Literal["step_start"] = "step_start"
+    step: int
+
+
+class TextDelta(EventBase):
+    type: Literal["text_delta"] = "text_delta"
+    step: int
+    text: str
+
+
+class ThinkingDelta(EventBase):
+    type: Literal["thinking_delta"] = "thinking_delta"
+    step: int
+    text: str
+
+
+class ThinkingEnd(EventBase):
+    """A thinking block is complete: views collapse it."""
+
+    type: Literal["thinking_end"] = "thinking_end"
+    step: int
+
+
+class ToolCallStart(EventBase):
+    type: Literal["tool_call_start"] = "tool_call_start"
+    step: int
+    call_id: str
+    name: str
+
+
+class ToolCallArgsDelta(EventBase):
+    """A fragment of streamed argument JSON, for live display while the model types it."""
+
+    type: Literal["tool_call_args_delta"] = "tool_call_args_delta"
+    step: int
+    call_id: str
+    delta: str
+
+
+class ToolCallArgs(EventBase):
+    """The complete arguments, once known (after any repair), just before execution."""
+
+    type: Literal["tool_call_args"] = "tool_call_args"
+    step: int
+    call_id: str
+    name: str
+    arguments: Any = None
+    wave: int = 0
+    repaired: bool = False
+
+
+class ToolCallEnd(EventBase):
+    type: Literal["tool_call_end"] = "tool_call_end"
+    step: int
+    call_id: str
+    name: str
+    status: ToolStatus
+    duration_ms: float = 0.0
+    wave: int = 0
+    result_preview: str = ""
+    artifact: str | None = None  # handle of the full output when it was too large
+    error: str | None = None
+
+
+class ReflectionEvent(EventBase):
+    type: Literal["reflection"] = "reflection"
+    step: int
+    reflection: str
+    confidence: float = 0.7
+    trigger: Literal["periodic", "tool_error", "uncertainty"] = "periodic"
+    suggested_action: str | None = None
+    skipped: bool = False  # a budget/deadline stub, no model call was made
+
+
+class StrategyStepEvent(EventBase):
+    type: Literal["strategy_step"] = "strategy_step"
+    step: int
+    strategy: str
+    data: dict[str, Any]  # a StrategyStep as its dict (kind + fields)
+
+
+class UsageEvent(EventBase):
+    type: Literal["usage"] = "usage"
+    step: int
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_creation_tokens: int = 0
+    cost_usd: float | None = None
+
+
+class ErrorEvent(EventBase):
+    type: Literal["error"] = "error"
+    step: int = 0
+    kind: str
+    message: str
+    recoverable: bool = True
+
+
+class StepEnd(EventBase):
+    type: Literal["step_end"] = "step_end"
+    step: int
+    stop_reason: str = ""
+    tool_calls: int = 0
+
+
+class CompactionEvent(EventBase):
+    type: Literal["compaction"] = "compaction"
+    step: int = 0
+    strategy: str
+    tokens_before: int
+    tokens_after: int
+    messages_before: int = 0
+    messages_after: int = 0
+    budget_tokens: int = 0
+    fallback: str | None = None  # why another strategy did the work (e.g. summary failed)
+
+
+class ContextWarning(EventBase):
+    """The request crossed a context threshold (either way), measured before sending."""
+
+    type: Literal["context_warning"] = "context_warning"
+    step: int = 0
+    level: Literal["ok", "warning", "critical"]
+    previous: Literal["ok", "warning", "critical"] = "ok"
+    tokens: int
+    window: int
+
+
+class ApprovalRequest(EventBase):
+    """A tool call waits for the user's decision (permission mode ``ask``)."""
+
+    type: Literal["approval_request"] = "approval_request"
+    step: int = 0
+    call_id: str
+    name: str
+    effect: str = "execute"
+    arguments: Any = None
+    preview: dict[str, Any] | None = None  # e.g. {"path", "diff", "new_file", "summary"}
+    timeout_s: float = 0
+
+
+class ApprovalDecision(EventBase):
+    type: Literal["approval_decision"] = "approval_decision"
+    step: int = 0
+    call_id: str
+    approved: bool
+    by: Literal["user", "timeout", "no_frontend", "policy", "error"] = "user"
+    channel: str = ""  # "widget", "stdin", ...
+    waited_ms: float = 0.0
+
+
+class TurnEnd(EventBase):
+    type: Literal["turn_end"] = "turn_end"
+    status: TurnStatus
+    text: str
+    steps: int = 0
+    tool_calls: int = 0
+    reflections: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_creation_tokens: int = 0
+    cost_usd: float | None = None
+    duration_ms: float = 0.0
+
+
+Event = Annotated[
+    Union[
+        TurnStart,
+        StepStart,
+        TextDelta,
+        ThinkingDelta,
+        ThinkingEnd,
+        ToolCallStart,
+        ToolCallArgsDelta,
+        ToolCallArgs,
+        ToolCallEnd,
+        ReflectionEvent,
+        StrategyStepEvent,
+        UsageEvent,
+        ErrorEvent,
+        StepEnd,
+        CompactionEvent,
+        ContextWarning,
+        ApprovalRequest,
+        ApprovalDecision,
+        TurnEnd,
+    ],
+    Field(discriminator="type"),
+]
+
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+
+
+def event_from_dict(data: dict[str, Any]) -> Event:
+    return EVENT_ADAPTER.validate_python(data)
+
+
+def event_json_schema() -> dict[str, Any]:
+    """JSON schema of the event union; the front-end's TypeScript types come from it."""
+    return EVENT_ADAPTER.json_schema()
