@@ -17,7 +17,6 @@ Nothing here imports IPython; the magic and the widget sit on top.
 from __future__ import annotations
 
 import contextvars
-import itertools
 import statistics
 import threading
 import time
@@ -30,11 +29,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .agent.events import EventLog
 from .agent.harness import TurnResult
+from .agent.strategies.names import STRATEGY_CHOICES
 from .agent.tools import ToolSpec
 from .providers.base import LLMProvider
+from .providers.capabilities import clone_for_run
 from .session import AgentOptions, Session
 
-STRATEGIES = ("react", "reflexion", "cot", "tot", "none")
+STRATEGIES = STRATEGY_CHOICES  # every strategy, and "none"
 METRICS = ("steps", "tool_calls", "reflections", "input_tokens", "output_tokens",
            "cache_read_tokens", "cache_creation_tokens", "cost_usd", "wall_s")
 
@@ -122,20 +123,9 @@ def row_of(strategy: str, run: int, result: TurnResult, wall_s: float) -> dict[s
 
 
 def clone_provider(provider: LLMProvider) -> LLMProvider:
-    """A ScriptedProvider with its script rewound (its cursor is per instance); other
-    providers as they are."""
-    from .providers.scripted import ScriptedProvider
-
-    if not isinstance(provider, ScriptedProvider):
-        return provider
-    return ScriptedProvider(
-        provider._responses,
-        reflections=provider._reflections,
-        model=provider.model,
-        chunk_words=provider.chunk_words,
-        delay_s=provider.delay_s,
-        repeat=isinstance(provider._iter, itertools.cycle),
-    )
+    """A copy for one run where the provider keeps per-run state (a ScriptedProvider's
+    cursor: each run replays the script from its start); other providers as they are."""
+    return clone_for_run(provider)
 
 
 def run_comparison(

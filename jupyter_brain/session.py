@@ -10,65 +10,18 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from typing import Any
 
 from .agent.artifacts import ArtifactStore
 from .agent.cost import SessionCostTracker
 from .agent.events import EventLog
 from .agent.executor import Approver
 from .agent.harness import AgentHarness, TurnResult
-from .agent.strategies import StrategyPreset
+from .agent.history import answer_unanswered_calls
+from .agent.session_state import SessionState
 from .agent.tools import AgentToolRegistry, ToolSpec
 from .providers.base import LLMProvider
-
-class AgentOptions(BaseModel):
-    """The settings of one turn: kernel defaults overlaid with the cell's flags."""
-
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
-
-    provider: str = "auto"
-    model: str | None = None
-    think: Literal["off", "low", "medium", "high"] = "off"
-    reflect_every: int = Field(default=0, ge=0)
-    strategy: Literal["react", "reflexion", "cot", "tot", "none"] = "none"
-    max_steps: int = Field(default=6, ge=1, le=200)
-    timeout: float = Field(default=120.0, gt=0, le=24 * 3600)
-    permission: Literal["read-only", "ask", "auto"] = "ask"
-    stream: bool = True
-    compaction: Literal["summary", "token_budget", "semantic"] = "summary"
-    context_budget: int | None = Field(default=None, ge=1_000)  # None: the model's window
-    auto_compact: bool = True
-    max_tools: int = Field(default=0, ge=0)  # 0: offer every tool; N: the N most relevant
-
-    @field_validator("context_budget", mode="before")
-    @classmethod
-    def _zero_is_window(cls, value: Any) -> Any:
-        return None if value in (0, "0", "") else value
-
-    @field_validator("compaction", mode="before")
-    @classmethod
-    def _compaction_alias(cls, value: Any) -> Any:
-        if not isinstance(value, str):
-            return value
-        key = value.strip().lower().replace("-", "_")
-        aliases = {"sliding": "summary", "sliding_window": "summary", "budget": "token_budget",
-                   "relevance": "semantic", "bm25": "semantic"}
-        return aliases.get(key, key)
-
-    @field_validator("strategy", mode="before")
-    @classmethod
-    def _strategy_alias(cls, value: Any) -> Any:
-        if isinstance(value, str) and value.strip().lower() not in ("", "none", "off"):
-            return StrategyPreset.from_name(value).value
-        return "none" if isinstance(value, str) else value
-
-    @field_validator("think", "permission", mode="before")
-    @classmethod
-    def _lower(cls, value: Any) -> Any:
-        return value.strip().lower().replace("_", "-") if isinstance(value, str) else value
-
+from .settings_model import AgentOptions
 
 ProviderFactory = Callable[[str, "str | None"], LLMProvider]
 
@@ -92,6 +45,9 @@ class Session:
         self.results: list[TurnResult] = []
         self.overrides: dict[str, str] = {}  # tool name -> "allow" | "deny"
         self.last_harness: AgentHarness | None = None
+        # What the conversation learns (token calibration, context level, thinking
+        # counters) outlives the per-cell harness.
+        self.state = SessionState()
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -138,6 +94,7 @@ class Session:
             working_directory=working_directory,
             secrets=secrets,
             checkpoint_store=checkpoint_store,
+            session_state=self.state,
         )
 
     def run(
@@ -160,6 +117,7 @@ class Session:
         with self._lock:
             self.history = []
             self.results = []
+            self.state = SessionState()
             self.event_log.replace_history(self.name, [])
 
 
@@ -229,12 +187,10 @@ def _cut_off_repair(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
     last = next((i for i in range(len(history) - 1, -1, -1)
                  if history[i].get("role") == "assistant" and history[i].get("tool_calls")), None)
     if last is not None and all(m.get("role") == "tool" for m in history[last + 1:]):
-        answered = {m.get("tool_call_id") for m in history[last + 1:]}
-        added += [
-            {"role": "tool", "tool_call_id": c.get("id"), "name": c.get("name", ""),
-             "content": "[not run: the turn was cut off before this tool finished]", "is_error": True}
-            for c in history[last]["tool_calls"] if c.get("id") not in answered
-        ]
+        # Only tool results follow the last calls, so the fillers land at the end.
+        tail = history[last:]
+        answer_unanswered_calls(tail, 0, "[not run: the turn was cut off before this tool finished]")
+        added += tail[len(history) - last:]
     end = (history + added)[-1:]
     if end and (end[0].get("role") != "assistant" or end[0].get("tool_calls")):
         added.append({"role": "assistant", "content": CUT_OFF_NOTE})

@@ -1,4 +1,4 @@
-"""%%compare, CompareResult and CompareView: the math, the concurrency, the records."""
+"""%%compare and CompareResult: the math, the concurrency, the records (CompareView: tests/widgets)."""
 
 from __future__ import annotations
 
@@ -269,43 +269,6 @@ def test_magic_needs_a_prompt(shell):
         compare(shell, "--provider bot", "   ")
 
 
-# ── the widget (kernel side) ───────────────────────────────────────────────
-def test_compare_view_coalesces_records_decisions_and_reprs(log):
-    pytest.importorskip("anywidget")
-    from jupyter_brain.widgets import CompareView
-
-    view = CompareView(["react", "tot"], 1, "What is 6*7?")
-    sent: list[dict] = []
-    view.send = sent.append  # type: ignore[method-assign]
-    bots = {s: ScriptedProvider([ANSWERS[s]], chunk_words=1) for s in ("react", "tot")}
-    result = run_comparison("What is 6*7?", ["react", "tot"], lambda s, r: bots[s], lambda: [], AgentOptions(),
-                            event_log=log, on_event=view.handle, on_run_end=view.run_finished)
-    view.bind(result.comparison_id, log)
-    view.close_stream()
-    assert sent and all(m["kind"] == "compare" for m in sent)
-    events = sum(len(b["events"]) for m in sent for b in m["batches"].values())
-    assert len(sent) < events  # many events, fewer messages: coalesced
-    for key in ("react#1", "tot#1"):
-        batches = [m["batches"][key] for m in sent if key in m["batches"]]
-        assert [b["start"] for b in batches[1:]] == [b["end"] for b in batches[:-1]]  # contiguous
-    assert {c["key"]: c["n"] > 0 for c in view.columns} == {"react#1": True, "tot#1": True}
-    assert [r["strategy"] for r in view.rows] == ["react", "tot"]  # listed order, whatever finished first
-    tree = view.trees["tot#1"]
-    assert tree["threshold"] == 0.4
-    assert [(b["branch_id"], b["score"], b["selected"]) for b in tree["branches"]] == [
-        (1, 0.9, False), (2, 0.5, False), (3, 0.1, False), (1, 0.9, True)]
-    assert repr(view) == "CompareView(strategies=['react', 'tot'], runs=1, finished=2/2, winner=None)"
-    view._on_front_end_msg(view, {"kind": "mark_best", "strategy": "tot", "run": 1}, [])
-    assert view.winner == "tot"
-    assert comparison_history(log)[0]["winner"] == "tot"
-    assert "winner='tot'" in repr(view)
-    markdown = view.to_markdown()
-    assert "| tot | 1 | completed |" in markdown and "Winner: **tot**" in markdown
-    with pytest.raises(ValueError, match="not in this comparison"):
-        view.mark_best("cot")
-    view.close()
-
-
 def test_magic_builds_a_named_provider_per_run(shell, monkeypatch):
     import jupyter_brain.providers.registry as registry
 
@@ -320,18 +283,3 @@ def test_magic_builds_a_named_provider_per_run(shell, monkeypatch):
     compare(shell, "--strategies react,cot --runs 2 --provider scripted")
     assert len(built) == 1 + 4  # one check before the runs, then one per run
     assert all(len(p.calls) == 1 for p in built[1:]) and built[0].calls == []
-
-
-def test_compare_view_keeps_rows_in_listed_order():
-    pytest.importorskip("anywidget")
-    from jupyter_brain.widgets import CompareView
-
-    view = CompareView(["react", "cot"], 2)
-    view.send = lambda msg: None  # type: ignore[method-assign]
-    done = TurnResult(session_id="s", turn_id="t", status="completed", text="")
-    for strategy, run in (("cot", 2), ("react", 2), ("cot", 1), ("react", 1)):
-        view.run_finished(row(strategy, run), done)
-    assert [(r["strategy"], r["run"]) for r in view.rows] == [("react", 1), ("react", 2), ("cot", 1), ("cot", 2)]
-    assert [s["runs"] for s in view.summary] == [2, 2] and view.summary[0]["steps_sd"] == 0.0
-    assert view.trees == {}
-    view.close()

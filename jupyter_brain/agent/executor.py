@@ -14,7 +14,7 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
@@ -53,6 +53,15 @@ class Approval:
 
 # approver(call, spec, arguments) -> True / Approval(approved=True, ...) to run the call
 Approver = Callable[[ToolCall, ToolSpec, Any], "bool | Approval"]
+
+
+class ApprovalObserver(Protocol):
+    """Sees each approval the executor asks for (the harness turns them into events and
+    moves the turn's deadline by the time the user took)."""
+
+    def requested(self, call: ToolCall, spec: ToolSpec, arguments: Any) -> None: ...
+
+    def decided(self, call: ToolCall, answer: Approval, waited_s: float) -> None: ...
 
 
 @dataclass
@@ -202,6 +211,7 @@ class BoundedToolExecutor:
         on_start: Callable[[ToolCall, int, Any, bool, list[str]], None] | None = None,
         on_end: Callable[[ToolOutcome], None] | None = None,
         cancelled: Callable[[], bool] = lambda: False,
+        approvals: ApprovalObserver | None = None,
     ) -> list[ToolOutcome]:
         """Run all calls wave by wave; returns one outcome per call, in call order."""
         # Keyed by position, not by call id: ids from some servers repeat (or are empty).
@@ -232,7 +242,7 @@ class BoundedToolExecutor:
             approved = []
             for i, item in prepared:
                 call, spec, _, args, _ = item
-                denial = self._approve(call, spec, args, wave_no)
+                denial = self._approve(call, spec, args, wave_no, approvals)
                 if denial is not None:
                     outcomes[i] = self._finish(denial, state, on_end)
                 else:
@@ -287,7 +297,10 @@ class BoundedToolExecutor:
                 message += f"\nThe tool is now blocked for this turn after {count} invalid calls."
             return ToolOutcome(call, "invalid", message, wave, arguments=args, error="invalid arguments")
 
-    def _approve(self, call: ToolCall, spec: ToolSpec, args: Any, wave: int) -> ToolOutcome | None:
+    def _approve(self, call: ToolCall, spec: ToolSpec, args: Any, wave: int,
+                 observer: ApprovalObserver | None = None) -> ToolOutcome | None:
+        """None to run the call, or its denial. The one place an approver's failure becomes
+        a denial; KeyboardInterrupt (Ctrl-C while a card waits) passes through."""
         if self.registry.permission_for(call.name) != "ask":
             return None
         if self.approver is None:
@@ -296,10 +309,15 @@ class BoundedToolExecutor:
                 f"'{call.name}' {_effect_verb(spec)} and needs the user's approval, but no approval "
                 "channel is available. Continue without it, or tell the user to allow it.",
                 wave, arguments=args, error="no approver")
+        if observer is not None:
+            observer.requested(call, spec, args)
+        started = time.monotonic()
         try:
             answer = Approval.of(self.approver(call, spec, args))
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - a broken approval prompt denies, never crashes
             answer = Approval(False, by="error", reason=f"approval failed: {exc}")
+        if observer is not None:
+            observer.decided(call, answer, time.monotonic() - started)
         if answer.approved:
             return None
         reason = answer.denial_text()

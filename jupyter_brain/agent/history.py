@@ -129,3 +129,34 @@ def turn_start(messages: list[Message]) -> int:
         if m.get("role") == "user" and m.get("kind") != "summary":
             return i
     return len(messages)
+
+
+def answer_unanswered_calls(messages: list[Message], start: int, content: str) -> list[dict[str, Any]]:
+    """Give every tool call from ``messages[start]`` on an error result, in place.
+
+    Each filler goes right after the results its assistant message already has, so the
+    history is valid for the next API call. Interrupted turns and histories cut off by a
+    crashed kernel both end this way. Returns the calls that had no result.
+    """
+    filled: list[dict[str, Any]] = []
+    answered = {m.get("tool_call_id") for m in messages[start:] if m.get("role") == "tool"}
+    i = start
+    while i < len(messages):
+        msg = messages[i]
+        if msg.get("role") != "assistant" or not msg.get("tool_calls"):
+            i += 1
+            continue
+        missing = [c for c in msg["tool_calls"] if c.get("id") not in answered]
+        j = i + 1
+        while j < len(messages) and messages[j].get("role") == "tool":
+            j += 1
+        fillers = [
+            {"role": "tool", "tool_call_id": c.get("id"), "name": c.get("name", ""), "content": content,
+             "is_error": True}
+            for c in missing
+        ]
+        messages[j:j] = fillers
+        answered.update(c.get("id") for c in missing)
+        filled.extend(missing)
+        i = j + len(fillers)
+    return filled

@@ -84,6 +84,7 @@ class AnthropicProvider(StreamingProvider):
         thinking_display: str | None = None,
     ) -> None:
         key = api_key or os.environ.get("ANTHROPIC_API_KEY")
+        self.api_key = key  # masked in every view (providers.capabilities.provider_secrets)
         if not key:
             raise ProviderError(_MISSING_KEY, kind="auth", provider=self.name)
         self.model = model or DEFAULT_MODEL

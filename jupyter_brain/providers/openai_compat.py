@@ -87,6 +87,7 @@ class OpenAICompatProvider(StreamingProvider):
             )
         self.base_url = base_url or default_url
         key = api_key or (os.environ.get("OPENAI_API_KEY") if preset == "openai" else None)
+        self.api_key = key  # masked in every view (providers.capabilities.provider_secrets)
         if not key:
             if placeholder_key is None and _is_official(self.base_url):
                 raise ProviderError(

@@ -65,7 +65,9 @@ class ScriptedProvider:
             itertools.cycle(self._responses) if repeat and self._responses else iter(self._responses)
         )
         self._reflection_iter = iter(self._reflections) if self._reflections is not None else None
-        self._summary_iter = iter(list(summaries)) if summaries is not None else None
+        self._summaries = list(summaries) if summaries is not None else None
+        self._summary_iter = iter(self._summaries) if self._summaries is not None else None
+        self._repeat = repeat
         self.chunk_words = max(1, chunk_words)
         self.delay_s = delay_s
         self.calls: list[dict[str, Any]] = []  # every request, for assertions
@@ -74,6 +76,14 @@ class ScriptedProvider:
 
     def __repr__(self) -> str:
         return f"ScriptedProvider(responses={len(self._responses)}, model={self.model!r})"
+
+    def clone(self) -> ScriptedProvider:
+        """The same script from its start, with a cursor of its own (``%%compare`` gives
+        each concurrent run one, so no run consumes another's replies)."""
+        return ScriptedProvider(
+            self._responses, reflections=self._reflections, summaries=self._summaries, model=self.model,
+            chunk_words=self.chunk_words, delay_s=self.delay_s, repeat=self._repeat,
+        )
 
     # protocol ------------------------------------------------------------------
     def generate(
@@ -215,13 +225,13 @@ def _extractive_summary(messages: list[Message]) -> str:
 
 
 def _count_text(text: str) -> int:
-    from ..agent.context import TokenCounter
+    from ..foundation.tokens import TokenCounter
 
     return TokenCounter().count_text(text)
 
 
 def _estimate_tokens(messages: list[Message], tools: list[ToolSchema]) -> int:
     """Input tokens as the real tokenizer counts the request (what an API would report)."""
-    from ..agent.context import TokenCounter
+    from ..foundation.tokens import TokenCounter
 
     return max(1, TokenCounter().count_request(messages, tools))

@@ -9,6 +9,7 @@ IPython or widgets. The modules:
 - ``compactors``: ``TokenBudget``, ``SlidingWindowSummary``, ``SemanticRelevance`` by name
 - ``summary``: the summary instruction, transcript and provider-backed summarizer
 - ``selection``: ``select_tools``
+- ``fitting``: each request of a turn built, measured and compacted (``ContextFitter``)
 
 Token counting and model windows live below the agent, in ``jupyter_brain.foundation``; they
 and the workspace names are re-exported here so the old ``agent.context`` imports keep working.

@@ -1,0 +1,168 @@
+"""Fitting each request of a turn into the context budget.
+
+Every model request is built fresh (system prompt, workspace, history), measured with the
+session's calibrated counter, checked against the session's context levels, and at the
+critical level the history is compacted in place before the request is sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ...providers.capabilities import ExactTokenCount
+from ..events import CompactionEvent, ContextWarning
+from .compaction import CompactionResult, CompactionStrategy, Summarizer
+from .levels import ContextLevelChange, ContextWarningTracker
+from .selection import select_tools
+from ...foundation.tokens import TokenCounter
+
+Message = dict[str, Any]
+Emit = Callable[[Any], None]
+
+
+def build_request(messages: list[Message], system_prompt: str,
+                  workspace: Callable[[], str] | None) -> list[Message]:
+    """System prompt, then the workspace rendered now (never stored), then the history."""
+    request: list[Message] = [{"role": "system", "content": system_prompt}]
+    if workspace is not None:
+        try:
+            context = workspace()
+        except Exception as exc:  # noqa: BLE001 - a broken workspace must not stop the turn
+            context = f"(workspace context unavailable: {exc})"
+        if context:
+            request.append({"role": "system", "content": context, "kind": "workspace"})
+    return request + messages
+
+
+def offered_tools(schemas: list[dict[str, Any]], history: list[Message], user_message: str, *,
+                  semantic: bool, max_tools: int) -> list[dict[str, Any]]:
+    """All tool schemas, or with semantic selection on and many tools, the most relevant
+    ones (plus any the conversation already used, and ``read_artifact``)."""
+    if not semantic or len(schemas) <= max_tools:
+        return schemas
+    used = {c.get("name") for m in history for c in (m.get("tool_calls") or [])}
+    recent = " ".join(str(m.get("content", "")) for m in history[-4:] if m.get("role") in ("user", "assistant"))
+    return select_tools(schemas, f"{user_message} {recent}", max_tools, always={*used, "read_artifact"})
+
+
+class ContextFitter:
+    """One turn's request builder and meter. The counter and the tracker belong to the
+    session, so calibration and the context level carry over from cell to cell."""
+
+    def __init__(
+        self,
+        *,
+        counter: TokenCounter,
+        tracker: ContextWarningTracker,
+        compaction: CompactionStrategy,
+        budget_tokens: int,
+        target: float,
+        auto_compact: bool,
+        provider: Any,
+        tool_schemas: list[dict[str, Any]],
+        workspace: Callable[[], str] | None,
+    ) -> None:
+        self.counter = counter
+        self.tracker = tracker
+        self.compaction = compaction
+        self.budget_tokens = budget_tokens
+        self.target = target
+        self.auto_compact = auto_compact
+        self.provider = provider
+        self.tool_schemas = tool_schemas
+        self.workspace = workspace
+        self.compactions = 0
+        self.last_request_raw = 0  # the request about to be sent, in our tokenizer's units
+        self.last_request_estimate = 0  # the same, calibrated to the provider's counts
+        # Running count of the history: messages are only appended during a turn (a
+        # compaction resets it), so each request counts just what is new.
+        self._counted_upto = 0
+        self._counted_tokens = 0
+        self._tools_tokens: int | None = None
+
+    def fit(self, messages: list[Message], system_prompt: str, *, protect: int, goal: str,
+            summarize: Summarizer, step: int, emit: Emit) -> tuple[bool, list[Message]]:
+        """Build and measure the next request; at the critical level compact ``messages``
+        in place and rebuild it. Returns (whether ``messages`` was rewritten, the request).
+
+        Level changes and compactions are events. A compaction that cannot get under the
+        budget still sends what it has. The workspace renders once per request.
+        """
+        request = build_request(messages, system_prompt, self.workspace)
+        tokens = self._measure(request, messages)
+        critical = self.tracker.critical_tokens
+        if self.auto_compact and tokens >= critical:
+            tokens = self._confirm_count(request, tokens)
+        change = self.tracker.update(tokens)
+        if not self.auto_compact or tokens < critical:
+            self._emit_level(change, step, emit)
+            return False, request
+        overhead = self.last_request_raw - self._counted_tokens  # system part + tool schemas
+        result: CompactionResult = self.compaction.compact(
+            messages, budget_tokens=int(self.budget_tokens * self.target), counter=self.counter,
+            protect_from=protect, goal=goal, summarize=summarize, overhead_tokens=overhead,
+        )
+        if not result.changed:
+            self._emit_level(change, step, emit)
+            return False, request
+        messages[:] = result.messages
+        self._counted_upto = self._counted_tokens = 0
+        self.compactions += 1
+        emit(CompactionEvent(
+            step=step, strategy=result.strategy, tokens_before=result.tokens_before,
+            tokens_after=result.tokens_after, messages_before=result.messages_before,
+            messages_after=result.messages_after, budget_tokens=self.budget_tokens, fallback=result.fallback,
+        ))
+        system_part = [m for m in request if m.get("role") == "system"]
+        request = system_part + messages  # the same system prompt and workspace render
+        tokens = self._measure(request, messages)
+        # The compaction event tells the story; a level event only for a net change from
+        # where the context stood before this request.
+        after = self.tracker.update(tokens)
+        before = change.previous if change is not None else (after.previous if after is not None else None)
+        if before is not None and before != self.tracker.level:
+            emit(ContextWarning(step=step, level=self.tracker.level, previous=before, tokens=tokens,
+                                window=self.budget_tokens))
+        return True, request
+
+    def observe(self, reported_input_tokens: int) -> None:
+        """The provider's own count of the request we measured: later estimates follow it."""
+        if reported_input_tokens > 0 and self.last_request_raw > 0:
+            self.counter.observe(self.last_request_raw, reported_input_tokens)
+
+    def _measure(self, request: list[Message], messages: list[Message]) -> int:
+        """Raw tokens of ``request`` (its system part + ``messages``) plus the tool schemas;
+        returns the calibrated estimate."""
+        if self._counted_upto > len(messages):
+            self._counted_upto = self._counted_tokens = 0
+        count = self.counter.count_message
+        for message in messages[self._counted_upto:]:
+            self._counted_tokens += count(message)
+        self._counted_upto = len(messages)
+        if self._tools_tokens is None:
+            self._tools_tokens = self.counter.count_tools(self.tool_schemas)
+        system = sum(count(m) for m in request[: len(request) - len(messages)])
+        self.last_request_raw = system + self._counted_tokens + self._tools_tokens
+        self.last_request_estimate = self.counter.calibrated(self.last_request_raw)
+        return self.last_request_estimate
+
+    def _confirm_count(self, request: list[Message], estimate: int) -> int:
+        """Before compacting on an estimate, ask the provider for its exact count where it
+        offers one (Anthropic's count endpoint), and learn from the answer."""
+        if not isinstance(self.provider, ExactTokenCount):
+            return estimate
+        try:
+            exact = self.provider.exact_input_tokens(request, self.tool_schemas)
+        except Exception:  # noqa: BLE001 - counting must never break the turn
+            return estimate
+        if not exact:
+            return estimate
+        self.counter.observe(self.last_request_raw, exact)
+        self.last_request_estimate = exact
+        return exact
+
+    def _emit_level(self, change: ContextLevelChange | None, step: int, emit: Emit) -> None:
+        if change is not None:
+            emit(ContextWarning(step=step, level=change.level, previous=change.previous, tokens=change.tokens,
+                                window=change.window))

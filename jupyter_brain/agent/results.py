@@ -1,0 +1,83 @@
+"""What a turn hands back: its steps, tool calls, reflections, totals and the history.
+
+Plain pydantic records, so a ``TurnResult`` can be stored, compared (``%%compare``) and
+shown without the harness that made it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..providers.base import Usage
+from .events import TurnStatus
+from .reflection import ReflectionResult
+from .strategies import AnyStep
+
+
+class StepRecord(BaseModel):
+    step: int
+    text: str = ""
+    thinking: str = ""
+    tool_calls: list[str] = Field(default_factory=list)  # call ids
+    stop_reason: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_creation_tokens: int = 0
+
+
+class ToolCallRecord(BaseModel):
+    call_id: str
+    name: str
+    arguments: Any = None
+    status: str
+    output: str = ""
+    duration_ms: float = 0.0
+    wave: int = 0
+    step: int = 0
+    artifact: str | None = None
+    error: str | None = None
+
+
+class TurnResult(BaseModel):
+    """What a turn produced, and the history to continue from (``messages``)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    session_id: str
+    turn_id: str
+    status: TurnStatus
+    text: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_creation_tokens: int = 0
+    cost_usd: float | None = None
+    duration_s: float = 0.0
+    steps: list[StepRecord] = Field(default_factory=list)
+    tool_calls: list[ToolCallRecord] = Field(default_factory=list)
+    reflections: list[ReflectionResult] = Field(default_factory=list)
+    strategy_steps: list[AnyStep] = Field(default_factory=list)
+    messages: list[dict[str, Any]] = Field(default_factory=list)
+    new_messages: list[dict[str, Any]] = Field(default_factory=list)
+    error: str | None = None
+    system_prompt: str = ""  # as sent (base + strategy + thinking instructions)
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return (
+            f"TurnResult(status={self.status!r}, steps={len(self.steps)}, "
+            f"tool_calls={len(self.tool_calls)}, text={clip(self.text, 60)!r})"
+        )
+
+    @property
+    def usage(self) -> Usage:
+        return Usage(**{name: getattr(self, name) for name in Usage.model_fields})
+
+
+def clip(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"

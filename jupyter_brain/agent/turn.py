@@ -1,0 +1,295 @@
+"""Turn: one user message answered — its state, its steps, and how it ends.
+
+The loop is bounded by ``max_steps`` model calls and a ``timeout_s`` deadline. Each step
+fits the request into the context budget, calls the model (``model_stream``), runs the
+tools it asked for (``tool_step``) and may reflect. Whatever ends the turn (an answer,
+a limit, a provider error, a cancel or Ctrl-C), ``finish`` leaves a history that is valid
+to continue from: every tool call has its result and the last message is the assistant's.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from ..providers.base import ProviderError, ProviderResult, Usage
+from ..providers.capabilities import has_native_thinking
+from .budget import TurnBudget
+from .context.fitting import ContextFitter
+from .context.summary import summary_request
+from .emitter import EventEmitter
+from .events import ErrorEvent, ReflectionEvent, StepEnd, StepStart, ToolCallEnd, TurnEnd, TurnStart, TurnStatus, UsageEvent
+from .executor import ToolTurnState
+from .history import answer_unanswered_calls
+from .model_stream import ModelCall, StrategyFeed
+from .redact import Redactor
+from .reflection import ReflectionResult
+from .results import StepRecord, ToolCallRecord, TurnResult
+from .tool_step import ToolStep
+
+if TYPE_CHECKING:
+    from .harness import AgentHarness
+
+Message = dict[str, Any]
+
+INTERRUPTED_TOOL_NOTE = "[not run: the turn was interrupted before this tool finished]"
+
+
+class Turn:
+    """The state of one running turn. ``run`` drives it; the harness only builds it."""
+
+    def __init__(self, harness: AgentHarness, session_id: str, turn_id: str, history: list[Message],
+                 user_message: str, *, emit: EventEmitter, cancel: threading.Event | None,
+                 persist_history: bool) -> None:
+        self.harness = harness
+        self.settings = harness.settings
+        self.session_id = session_id
+        self.turn_id = turn_id
+        self.emit = emit
+        self.cancel = cancel
+        self.persist = persist_history and harness.event_log is not None
+        self.budget = TurnBudget(self.settings.timeout_s, self.settings.max_steps, self.settings.max_reflections)
+        self.thinking = harness.thinking
+        self.user_message = user_message
+        self.user_msg: Message = {"role": "user", "content": user_message}  # compaction never drops it
+        self.messages: list[Message] = [*history, self.user_msg]
+        self.first_new = len(history)
+        self.persisted = len(history)  # messages[:persisted] are in the event log
+        self.status: TurnStatus = "completed"
+        self.final_text = ""
+        self.error: str | None = None
+        self.step = 0
+        self.usage = Usage()
+        self.cost: float | None = 0.0
+        self.steps: list[StepRecord] = []
+        self.tool_calls: list[ToolCallRecord] = []
+        self.reflections: list[ReflectionResult] = []
+        self.strategy_steps: list[Any] = []
+        self.stub_reflections: set[str] = set()
+        self.announced: set[str] = set()  # tool call ids whose ToolCallStart was emitted
+        self.tool_state = ToolTurnState()
+        self.tool_schemas = harness.offered_tools(history, user_message)  # fixed for the turn
+        self.system_prompt = harness.build_system_prompt()
+        self.fitter: ContextFitter = harness.context_fitter(self.tool_schemas)
+        self.tools = ToolStep(harness._executor, self.tool_state, self.tool_calls, self.announced,
+                              self.thinking, harness.callbacks, emit, harness.approval_timeout_s)
+
+    # the loop ------------------------------------------------------------------------
+    def run(self) -> TurnResult:
+        started = time.perf_counter()
+        self.thinking.on_turn_start()
+        try:
+            self._announce()
+            while self._next_step():
+                pass
+        except ProviderError as exc:
+            self.status, self.error = "error", str(exc)
+            self.emit(ErrorEvent(step=self.step, kind=exc.kind, message=self._clean(str(exc)), recoverable=False))
+        except KeyboardInterrupt:  # between calls: what finished is already in self.messages
+            self.status = "interrupted"
+        except Exception as exc:  # noqa: BLE001 - a bug must still leave a usable session
+            self.status, self.error = "error", f"{type(exc).__name__}: {exc}"
+            self.emit(ErrorEvent(step=self.step, kind="internal", message=self._clean(self.error), recoverable=False))
+        return self._finish(time.perf_counter() - started)
+
+    def _announce(self) -> None:
+        s, provider = self.settings, self.harness.provider
+        self.emit(TurnStart(
+            user_message=self.user_message, provider=getattr(provider, "name", ""),
+            model=getattr(provider, "model", "") or "", think_level=s.level.value,
+            strategy=s.strategy.name if s.strategy else None, max_steps=s.max_steps, timeout_s=s.timeout_s,
+            reflect_every=s.reflect_every,
+        ))
+
+    def _cancelled(self) -> bool:
+        return self.cancel is not None and self.cancel.is_set()
+
+    def _next_step(self) -> bool:
+        """One step; False when the turn is over (``status`` says why)."""
+        if self._cancelled():
+            self.status = "interrupted"
+            return False
+        if self.budget.is_expired():
+            self.status = "timeout"
+            return False
+        if not self.budget.claim_step():
+            self.status = "max_steps"
+            return False
+        step = self.step = self.budget.steps
+        self.emit(StepStart(step=step))
+        self.harness.callbacks.fire("on_step", step)
+        request = self._fit(step)
+        outcome = self._model_call(request, step).run(self.settings.stream)
+        if outcome.result is None:  # Ctrl-C, a cancel or the deadline mid-call
+            self.status = "interrupted" if (outcome.interrupted or self._cancelled()) else "timeout"
+            if outcome.partial:
+                self.messages.append({"role": "assistant", "content": outcome.partial})
+            return False
+        result = outcome.result
+        self.messages.append(result.to_message())
+        self._record_step(result, step)
+        # Stated uncertainty only matters while the model can still act on it.
+        self.thinking.on_step(result.text if result.tool_calls else "")
+        if result.tool_calls:
+            ran = self.tools.run(result.tool_calls, step, self.budget, self._cancelled)
+            self.messages.extend(o.to_message() for o in ran.outcomes)
+            if ran.interrupted:
+                self.status = "interrupted"
+                return False
+        self._maybe_reflect(step)
+        if self.persist:
+            # Committed together with the StepEnd below: one transaction per step.
+            self.harness.event_log.append_messages(self.session_id, self.turn_id, self.messages[self.persisted:])
+            self.persisted = len(self.messages)
+        self.emit(StepEnd(step=step, stop_reason=result.stop_reason, tool_calls=len(result.tool_calls)))
+        if not result.tool_calls:
+            self.final_text = result.text
+            return False
+        strategy = self.settings.strategy
+        if strategy is not None and strategy.limit_reached(self.strategy_steps, step):
+            self.status = "strategy_limit"
+            return False
+        return True
+
+    def _fit(self, step: int) -> list[Message]:
+        compacted, request = self.fitter.fit(
+            self.messages, self.system_prompt, protect=self._index_of_prompt(len(self.messages) - 1),
+            goal=self.user_message, summarize=lambda old: self._summarize(old), step=step, emit=self.emit,
+        )
+        if compacted:
+            # The compacted history replaces the stored one (it is what the next cell
+            # continues from); this turn's later messages append to it.
+            if self.persist:
+                self.harness.event_log.replace_history(self.session_id, self.messages)
+            self.persisted = len(self.messages)
+        return request
+
+    def _model_call(self, request: list[Message], step: int) -> ModelCall:
+        provider = self.harness.provider
+        native = has_native_thinking(provider)
+        return ModelCall(
+            provider=provider, request=request, tool_schemas=self.tool_schemas, step=step, emit=self.emit,
+            callbacks=self.harness.callbacks,
+            strategy=StrategyFeed(self.settings.strategy, self.strategy_steps, step, self.emit),
+            timeout_s=max(1.0, self.budget.remaining_s()),
+            thinking_budget=self.settings.level.token_budget if native else 0,
+            stop=lambda: self._cancelled() or self.budget.is_expired(),
+            announced=self.announced,
+        )
+
+    # accounting ------------------------------------------------------------------------
+    def _record_step(self, result: ProviderResult, step: int) -> None:
+        usage = result.usage
+        self.fitter.observe(usage.total_input_tokens)
+        cost = self._add_usage(usage)
+        fields = usage.model_dump()
+        self.steps.append(StepRecord(
+            step=step, text=result.text, thinking="\n\n".join(b.text for b in result.thinking),
+            tool_calls=[c.id for c in result.tool_calls], stop_reason=result.stop_reason, **fields,
+        ))
+        self.emit(UsageEvent(step=step, **fields, cost_usd=cost))
+
+    def _add_usage(self, usage: Usage) -> float | None:
+        """Count a model call's usage and cost into the turn; returns the call's cost."""
+        self.usage = self.usage + usage
+        cost = self.harness.cost_of(usage, self.turn_id)
+        self.cost = None if (cost is None or self.cost is None) else self.cost + cost
+        return cost
+
+    def _summarize(self, old: list[Message]) -> str:
+        """The compaction summary, written by the turn's own model (its cost is the turn's)."""
+        timeout = max(1.0, min(60.0, self.budget.remaining_s()))
+        result = self.harness.provider.generate(summary_request(old), [], timeout_s=timeout)
+        self._add_usage(result.usage)
+        if not result.text.strip():
+            raise ValueError("the model returned an empty summary")
+        return result.text
+
+    def _maybe_reflect(self, step: int) -> None:
+        trigger = self.thinking.reflection_trigger()
+        if trigger is None:
+            return
+        result = self.harness.reflection_engine.reflect(self.messages, self.tool_state.results, self.budget)
+        result.trigger = trigger
+        skipped = result.reflection.startswith("[") and result.reflection.endswith("]")
+        if skipped:
+            # A stub: show it once per kind, and clear the trigger so it does not repeat.
+            self.thinking.record_reflection(result)
+            if result.reflection in self.stub_reflections:
+                return
+            self.stub_reflections.add(result.reflection)
+        else:
+            self.reflections.append(result)
+            if result.usage is not None:
+                self._add_usage(result.usage)
+        self.emit(ReflectionEvent(
+            step=step, reflection=result.reflection, confidence=result.confidence, trigger=trigger,
+            suggested_action=result.suggested_action, skipped=skipped,
+        ))
+
+    # the end -----------------------------------------------------------------------------
+    def _finish(self, duration: float) -> TurnResult:
+        emit, messages = self.emit, self.messages
+        emit.closing = True
+        first_new = self._index_of_prompt(self.first_new)
+        for call in answer_unanswered_calls(messages, first_new, INTERRUPTED_TOOL_NOTE):
+            emit(ToolCallEnd(step=self.step, call_id=call["id"], name=call["name"], status="interrupted",
+                             error="the turn ended before this tool finished"))
+        if self.status != "completed":
+            self.final_text = self._explain_stop()
+            # Join an unfinished answer, unless it is already in the log (then add a message).
+            last = messages[-1]
+            if len(messages) > self.persisted and last.get("role") == "assistant" and not last.get("tool_calls"):
+                messages[-1] = {**last, "content": _join(last.get("content", ""), self.final_text)}
+            else:
+                messages.append({"role": "assistant", "content": self.final_text})
+        if self.persist:
+            self.harness.event_log.append_messages(self.session_id, self.turn_id, messages[self.persisted:])
+        totals = self.usage.model_dump()
+        emit(TurnEnd(
+            status=self.status, text=self.final_text, steps=len(self.steps), tool_calls=len(self.tool_calls),
+            reflections=len(self.reflections), **totals, cost_usd=self.cost, duration_ms=duration * 1000,
+        ))
+        return TurnResult(
+            session_id=self.session_id, turn_id=self.turn_id, status=self.status, text=self.final_text,
+            **totals, cost_usd=self.cost, duration_s=duration, steps=self.steps, tool_calls=self.tool_calls,
+            reflections=self.reflections, strategy_steps=self.strategy_steps, messages=messages,
+            new_messages=messages[first_new:], error=self.error, system_prompt=self.system_prompt,
+        )
+
+    def _explain_stop(self) -> str:
+        """The explicit final message of a turn that did not end with an answer."""
+        s = self.settings
+        if self.status == "max_steps":
+            why = (f"I stopped after {s.max_steps} steps, the step limit for this turn, before reaching a "
+                   "final answer. The history is kept: continue in a new cell, or allow more steps "
+                   "(--max-steps).")
+        elif self.status == "timeout":
+            why = (f"I stopped because the turn reached its {s.timeout_s:g}s time limit before a final "
+                   "answer. The history is kept: continue in a new cell, or allow more time (--timeout).")
+        elif self.status == "strategy_limit":
+            name = s.strategy.name if s.strategy else "strategy"
+            why = (f"I stopped because the {name} strategy reached its own step or reflection limit. "
+                   "The history is kept: continue in a new cell.")
+        elif self.status == "interrupted":
+            why = "The turn was interrupted. The history is kept and the session is ready for the next cell."
+        else:
+            why = (f"The turn stopped because of an error: {self._clean(self.error or 'unknown error')}. "
+                   "The history is kept and the session is ready for the next cell.")
+        return f"[{why}]"
+
+    def _clean(self, text: str) -> str:
+        redactor = self.harness.redactor
+        return redactor(text) if redactor is not None else Redactor()(text)
+
+    def _index_of_prompt(self, default: int) -> int:
+        """Position of the turn's prompt (compaction moves it; it never replaces it)."""
+        for i in range(len(self.messages) - 1, -1, -1):
+            if self.messages[i] is self.user_msg:
+                return i
+        return min(default, len(self.messages))
+
+
+def _join(a: str, b: str) -> str:
+    return f"{a}\n\n{b}" if a else b
