@@ -61,7 +61,7 @@ def tool(fn: Any = None, **options: Any) -> Any:
     still callable like the function.
     """
     from .agent.tools import tool as make_tool
-    from .magics import USER_TOOLS
+    from .notebook.user_tools import USER_TOOLS
 
     def register(func: Any) -> Any:
         spec = make_tool(func, **options)

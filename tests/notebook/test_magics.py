@@ -6,7 +6,7 @@ import pytest
 from IPython.core.error import UsageError
 
 from jupyter_brain.agent.events import EventLog
-from jupyter_brain.interpolate import interpolate
+from jupyter_brain.notebook.interpolate import interpolate
 from jupyter_brain.providers.base import StreamEvent
 from jupyter_brain.providers.scripted import ScriptedProvider
 from jupyter_brain.session import SessionManager

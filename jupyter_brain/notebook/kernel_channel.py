@@ -10,7 +10,7 @@ wait until the cell ended. Two ways through, newest kernel first:
   and points the widget's comm at it, so its messages are handled on that thread at
   once, whatever the main thread is doing.
 * older kernels: ``jupyter_ui_poll`` processes pending messages from inside the cell
-  (see ``jupyter_brain.approval``).
+  (see ``jupyter_brain.notebook.approval``).
 
 Both lean on kernel internals; every step is guarded and a failure only means the
 caller falls back (to pumping, then to stdin).
@@ -22,7 +22,7 @@ import logging
 import threading
 from typing import Any
 
-log = logging.getLogger("jupyter_brain.kernel_channel")
+log = logging.getLogger("jupyter_brain.notebook.kernel_channel")
 
 _lock = threading.Lock()
 _subshells: dict[int, str] = {}  # id(kernel) -> the subshell id created for widget messages

@@ -2,7 +2,7 @@
 
 A running ``%%agent`` cell keeps the kernel's main thread busy, so a click on the card's
 button would sit unread until the cell ended. On ipykernel ≥ 7 the view's messages are
-routed to a kernel subshell (``jupyter_brain.kernel_channel``) and arrive at once; on
+routed to a kernel subshell (``jupyter_brain.notebook.kernel_channel``) and arrive at once; on
 older kernels the approver pumps pending messages with ``jupyter_ui_poll`` while it
 waits (execute requests that arrive meanwhile are queued and replayed after the cell).
 
@@ -17,8 +17,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .agent.executor import Approval
-from .agent.tools import format_tool_output
+from ..agent.executor import Approval
+from ..agent.tools import format_tool_output
 
 READY_WAIT_S = 2.0  # how long a widget front-end may take to report that it holds the view
 POLL_SLEEP_S = 0.05

@@ -1,0 +1,73 @@
+"""One ``%%agent`` cell: parse the flags, pick the session and provider, run one turn.
+
+The view is shown *before* the turn streams into it, and closed (flushed, Markdown
+transcript added) whatever happens; the ``TurnResult`` goes to ``_agent`` (and ``--out``).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from IPython.core.error import UsageError
+
+from ..providers.capabilities import provider_secrets
+from .interpolate import interpolate
+from .kernel_inputs import approver_for, cell_tools, workspace_for
+from .options import options_for
+from .parsers import agent_parser, split_flags
+from .providers import resolve_provider
+from .views import agent_view, close_view
+
+
+def run_agent_cell(magics: Any, line: str, cell: str) -> None:
+    """``%%agent [flags]`` + the prompt in the cell body; ``magics`` holds the kernel's state."""
+    parser = agent_parser()
+    args = parser.parse_args(split_flags(line, "%%agent"))
+    if args.help:
+        print(parser.format_help())
+        return None
+    prompt = cell.strip()
+    if not prompt:
+        raise UsageError("%%agent: write the prompt in the cell body, below the %%agent line")
+    options = options_for(magics.defaults(), args)
+    if options.reflect_every and options.think == "off":
+        print("note: --reflect-every needs a think level; no reflection at --think off "
+              "(use --think low, medium or high).")
+    manager = magics.manager
+    try:
+        if args.new:
+            session = manager.new(args.session)
+        elif args.session:
+            session = manager.use(args.session)
+        else:
+            session = manager.current
+    except ValueError as exc:
+        raise UsageError(f"%%agent: {exc}") from None
+    user_ns = magics.shell.user_ns if magics.shell is not None else {}
+    provider = resolve_provider(options, user_ns)
+    prompt = interpolate(prompt, user_ns)
+    view = agent_view(magics.shell)
+    try:
+        store = magics.checkpoint_store()
+        harness = session.build_harness(
+            provider,
+            cell_tools(user_ns, store),
+            options,
+            approver=approver_for(view, magics.approval_timeout),
+            workspace=workspace_for(user_ns, magics.workspace_tokens),
+            working_directory=os.getcwd(),
+            secrets=provider_secrets(provider),
+            checkpoint_store=store,
+        )
+        if harness.redactor is not None and hasattr(view, "redact"):
+            view.redact = harness.redactor  # also masks the configured keys' values
+        result = session.run(prompt, harness, on_event=view.handle)
+    finally:
+        close_view(view)
+    user_ns["_agent"] = result
+    if args.out:
+        if not args.out.isidentifier():
+            raise UsageError(f"%%agent: --out needs a variable name, got {args.out!r}")
+        user_ns[args.out] = result
+    return None

@@ -1,0 +1,97 @@
+"""One ``%%compare`` cell: the prompt under several strategies at once, side by side.
+
+The provider of each run is decided here, before any run starts (see
+``jupyter_brain.compare`` for why instances are cloned or shared); the runs themselves
+and their records are ``jupyter_brain.compare.run_comparison``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.error import UsageError
+
+from .interpolate import interpolate
+from .kernel_inputs import cell_tools, workspace_for
+from .options import options_for
+from .parsers import compare_parser, split_flags
+from .providers import check_provider, resolve_provider
+from .views import close_view, compare_view
+
+if TYPE_CHECKING:
+    from ..providers.base import LLMProvider
+    from ..settings_model import AgentOptions
+
+
+def run_compare_cell(magics: Any, line: str, cell: str) -> None:
+    """``%%compare --strategies react,cot,...`` + the prompt; the result goes to ``_compare``."""
+    from ..compare import run_comparison
+
+    parser = compare_parser()
+    args = parser.parse_args(split_flags(line, "%%compare"))
+    if args.help:
+        print(parser.format_help())
+        return None
+    if args.out is not None and not args.out.isidentifier():
+        raise UsageError(f"%%compare: --out needs a variable name, got {args.out!r}")
+    if not cell.strip():
+        raise UsageError("%%compare: write the prompt in the cell body, below the %%compare line")
+    options = options_for(magics.defaults(), args, "%%compare")
+    user_ns = magics.shell.user_ns if magics.shell is not None else {}
+    factory = compare_providers(options, args.strategies, user_ns)
+    prompt = interpolate(cell.strip(), user_ns)
+    view = compare_view(magics.shell, args.strategies, args.runs, prompt)
+    event_log = magics.manager.event_log
+    try:
+        result = run_comparison(
+            # Concurrent throw-away runs: their writes are not checkpointed (no undo).
+            prompt, args.strategies, factory, lambda: cell_tools(user_ns, lambda: None), options,
+            runs=args.runs, event_log=event_log, on_event=view.handle, on_run_end=view.run_finished,
+            workspace=workspace_for(user_ns, magics.workspace_tokens), working_directory=os.getcwd(),
+        )
+        view.bind(result.comparison_id, event_log)
+    finally:
+        close_view(view)
+    user_ns["_compare"] = result
+    if args.out:
+        user_ns[args.out] = result
+    return None
+
+
+def compare_providers(options: AgentOptions, strategies: list[str],
+                      user_ns: dict[str, Any]) -> Callable[[str, int], LLMProvider]:
+    """``(strategy, run) -> provider``: a dict variable maps strategies to providers
+    (instances or names); otherwise one provider for all. Names are built anew for
+    every run, ScriptedProviders cloned per run, other instances shared (see
+    jupyter_brain.compare). Every choice is checked here, before any run starts."""
+    from ..compare import clone_provider
+    from ..providers.base import LLMProvider
+
+    name = options.provider
+    mapping = user_ns.get(name) if name.isidentifier() else None
+    if isinstance(mapping, dict):
+        missing = [s for s in strategies if s not in mapping]
+        if missing:
+            raise UsageError(f"%%compare: {name!r} has no provider for {', '.join(missing)} "
+                             f"(its keys: {', '.join(map(str, mapping))})")
+        chosen: dict[str, Any] = {s: mapping[s] for s in strategies}
+        for s, p in chosen.items():
+            if not isinstance(p, str):
+                check_provider(p, f"{name}[{s!r}]", "%%compare")
+    else:
+        chosen = {s: mapping if isinstance(mapping, LLMProvider) else name for s in strategies}
+
+    def build(choice: Any) -> LLMProvider:
+        if not isinstance(choice, str):
+            return clone_provider(choice)
+        return resolve_provider(options.model_copy(update={"provider": choice}), user_ns, "%%compare")
+
+    for choice in {c for c in chosen.values() if isinstance(c, str)}:
+        build(choice)  # a bad name fails the cell now, not each run
+
+    def factory(strategy: str, run: int) -> LLMProvider:
+        return build(chosen[strategy])
+
+    return factory

@@ -1,0 +1,40 @@
+"""What a cell's turn takes from the kernel: its tools, the workspace view, the approver."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.error import UsageError
+
+from .user_tools import USER_TOOLS
+
+if TYPE_CHECKING:
+    from ..agent.tools import ToolSpec
+
+
+def cell_tools(user_ns: dict[str, Any], checkpoint_store: Any = None) -> list[ToolSpec]:
+    """The built-in tools plus ``@jupyter_brain.tool`` ones; file writes snapshot into
+    ``checkpoint_store`` (a store, or a callable giving one or None for no undo)."""
+    from ..tools import default_tools
+
+    return [*default_tools(user_ns, os.getcwd(), checkpoint_store=checkpoint_store), *USER_TOOLS.values()]
+
+
+def workspace_for(user_ns: dict[str, Any], budget_tokens: int) -> Callable[[], str] | None:
+    """Variables, files and recent cells, rendered fresh for each request (never stored)."""
+    if budget_tokens <= 0:
+        return None
+    from ..tools.workspace_context import notebook_workspace
+
+    return notebook_workspace(user_ns, os.getcwd(), budget_tokens=budget_tokens)
+
+
+def approver_for(view: Any, timeout_s: float) -> Any:
+    """The AgentView's approval card; stdin where no widget front-end answers."""
+    from .approval import NotebookApprover
+
+    if timeout_s <= 0:
+        raise UsageError("AgentMagics.approval_timeout must be a positive number of seconds")
+    return NotebookApprover(view if hasattr(view, "decision_for") else None, timeout_s=timeout_s)

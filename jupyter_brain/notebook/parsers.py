@@ -1,0 +1,176 @@
+"""The flags of ``%%agent``, ``%%compare`` and ``%agent`` subcommands, as argparse parsers.
+
+Every flag that sets a setting is built from ``jupyter_brain.settings`` (its type,
+allowed values, metavar and help); only the cell's own arguments (``--session``,
+``--out``, ``--strategies``, ...) are written here. A bad flag becomes a short IPython
+``UsageError`` naming the choices, never a ``SystemExit``.
+
+The parsers are built on first use (``agent_parser()``, ``compare_parser()``): the
+strategy choices come from the agent's names module, which ``%load_ext`` does not load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from typing import Any
+
+from IPython.core.error import UsageError
+
+from ..settings import SETTINGS, strategy_choices
+
+
+class UsageParser(argparse.ArgumentParser):
+    """argparse that reports errors as IPython UsageErrors (``<prog>: <message>``) instead of exiting."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message}\n{self.format_usage().strip()}")
+
+    def exit(self, status: int = 0, message: str | None = None) -> None:  # type: ignore[override]
+        if message:
+            raise UsageError(message)
+        raise UsageError(self.format_help())
+
+
+def split_flags(line: str, prog: str) -> list[str]:
+    """The flag line as words (shell quoting); a stray quote is a usage error."""
+    try:
+        return shlex.split(line)
+    except ValueError as exc:
+        raise UsageError(f"{prog}: cannot parse the flags: {exc}") from None
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return value
+
+
+def _lower(text: str) -> str:
+    return text.strip().lower()
+
+
+def add_setting(parser: argparse.ArgumentParser, name: str, **override: Any) -> None:
+    """The flag of setting ``name``; ``override`` changes its help, choices or default for one cell.
+
+    The flag checks the type and the sign at parse time; ``AgentOptions`` checks the
+    bounds once the kernel defaults are merged in (so both get the same message).
+    """
+    s = SETTINGS[name]
+    if s.flag is None:
+        raise ValueError(f"setting {name!r} has no cell flag")
+    help_text = override.pop("help", s.help)
+    if s.type is bool:
+        group = parser.add_mutually_exclusive_group()
+        group.add_argument(s.off_flag or f"--no-{s.flag[2:]}", dest=name, action="store_false", default=None,
+                           help=s.off_help)
+        group.add_argument(s.flag, dest=name, action="store_true", help=help_text)
+        return
+    options: dict[str, Any] = {"dest": name, "help": help_text}
+    if s.allowed():
+        options.update(type=_lower, choices=s.allowed())
+    elif s.type is int:
+        options["type"] = _non_negative_int if s.ge == 0 else _positive_int
+    elif s.type is float:
+        options["type"] = _positive_float
+    if s.metavar:
+        options["metavar"] = s.metavar
+    options.update(override)
+    parser.add_argument(s.flag, **options)
+
+
+def build_parser() -> UsageParser:
+    """``%%agent [flags]``."""
+    p = UsageParser(prog="%%agent", add_help=False, description="Run one agent turn on the cell's prompt.")
+    for name in ("think", "reflect_every", "strategy", "max_steps", "timeout", "provider", "model"):
+        add_setting(p, name)
+    p.add_argument("--session", metavar="NAME", help="session to run in (created if new)")
+    p.add_argument("--new", action="store_true", help="start a fresh session first")
+    for name in ("permission", "stream", "compaction", "context_budget"):
+        add_setting(p, name)
+    p.add_argument("--out", metavar="VAR", help="also store the TurnResult in this variable")
+    p.add_argument("-h", "--help", action="store_true", help="show this help")
+    return p
+
+
+def _strategy_list(text: str) -> list[str]:
+    choices = strategy_choices()
+    names = [n.strip().lower() for n in text.split(",") if n.strip()]
+    bad = [n for n in names if n not in choices]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown strategy {', '.join(map(repr, bad)) or '(none given)'}; choose from {', '.join(choices)}")
+    if len(set(names)) != len(names):
+        raise argparse.ArgumentTypeError(f"a strategy is listed twice: {text}")
+    return names
+
+
+# What parallel runs may do: nobody can answer an approval card of a background run.
+COMPARE_PERMISSIONS = ("read-only", "auto")
+
+
+def build_compare_parser() -> UsageParser:
+    """``%%compare [flags]``: the settings a comparison takes, worded per run."""
+    from ..agent.strategies.names import STRATEGY_NAMES
+
+    every = ",".join(STRATEGY_NAMES)
+    p = UsageParser(prog="%%compare", add_help=False,
+                    description="Run the cell's prompt under several strategies at once and compare them.")
+    p.add_argument("--strategies", type=_strategy_list, default=list(STRATEGY_NAMES),
+                   metavar="S1,S2,...", help=f"strategies to compare (default {every})")
+    add_setting(p, "think")
+    add_setting(p, "reflect_every", help="reflect every N steps")
+    add_setting(p, "provider", help="a provider name, a variable holding a provider, "
+                                    "or a variable holding a dict strategy -> provider")
+    add_setting(p, "model")
+    p.add_argument("--runs", type=_positive_int, default=1, metavar="K", help="runs per strategy (mean and spread)")
+    add_setting(p, "permission", choices=COMPARE_PERMISSIONS, default="read-only",
+                help="what tools may do (default read-only; nobody can answer 'ask' prompts of parallel runs)")
+    add_setting(p, "max_steps", help="model calls allowed per run")
+    add_setting(p, "timeout", help="seconds allowed per run")
+    p.add_argument("--out", metavar="VAR", help="also store the CompareResult in this variable")
+    p.add_argument("-h", "--help", action="store_true", help="show this help")
+    return p
+
+
+def subcommand_parser(command: str, *, limit: bool = False, force: bool = False) -> UsageParser:
+    """``%agent checkpoints`` / ``%agent undo``: ``--session NAME`` [``--limit N``] [``--force``]."""
+    parser = UsageParser(prog=f"%agent {command}", add_help=False)
+    parser.add_argument("--session", metavar="NAME", help="session (default: the current one)")
+    if limit:
+        parser.add_argument("--limit", type=_positive_int, default=20, metavar="N", help="show at most N")
+    if force:
+        parser.add_argument("--force", action="store_true", help="also overwrite files changed since")
+    return parser
+
+
+_built: dict[str, UsageParser] = {}
+
+
+def agent_parser() -> UsageParser:
+    """The ``%%agent`` parser, built once."""
+    if "agent" not in _built:
+        _built["agent"] = build_parser()
+    return _built["agent"]
+
+
+def compare_parser() -> UsageParser:
+    """The ``%%compare`` parser, built once."""
+    if "compare" not in _built:
+        _built["compare"] = build_compare_parser()
+    return _built["compare"]

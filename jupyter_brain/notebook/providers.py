@@ -1,0 +1,46 @@
+"""What ``--provider`` names: a registered provider, or a kernel variable holding one.
+
+A variable may hold a provider instance or a provider name (``bot = "auto"``); for
+``%%compare`` also a dict strategy -> provider (see ``compare_cell``). Errors name the
+magic (``prog``) they came from.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.error import UsageError
+
+if TYPE_CHECKING:
+    from ..providers.base import LLMProvider
+    from ..settings_model import AgentOptions
+
+
+def resolve_provider(options: AgentOptions, user_ns: dict[str, Any], prog: str = "%%agent") -> LLMProvider:
+    """The provider of a turn: ``options.provider`` as a variable first, then as a name."""
+    from ..providers.base import LLMProvider, ProviderError
+
+    name = options.provider
+    candidate = user_ns.get(name) if name.isidentifier() else None
+    if isinstance(candidate, str):  # a variable holding a provider name, e.g. "auto"
+        name, candidate = candidate, None
+    if candidate is not None:
+        if isinstance(candidate, LLMProvider):
+            return candidate
+        raise UsageError(f"{prog}: variable {name!r} is a {type(candidate).__name__}, not an LLM provider")
+    from ..providers.registry import get_provider
+
+    try:
+        return get_provider(name, options.model)
+    except ValueError as exc:
+        raise UsageError(f"{prog}: {exc} (or the name of a variable holding a provider)") from None
+    except ProviderError as exc:
+        raise UsageError(f"{prog}: {exc.message}") from None
+
+
+def check_provider(candidate: Any, label: str, prog: str) -> None:
+    """A usage error unless ``candidate`` is an LLM provider instance."""
+    from ..providers.base import LLMProvider
+
+    if not isinstance(candidate, LLMProvider):
+        raise UsageError(f"{prog}: {label} is a {type(candidate).__name__}, not an LLM provider")

@@ -1,0 +1,57 @@
+"""``%agent SUBCOMMAND``: the subcommands, their one-line help, and the dispatch.
+
+Each theme module holds a few ``(magics, rest) -> None`` handlers that print plain text;
+``magics`` is the ``AgentMagics`` instance (its settings, ``manager``, ``shell``).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from typing import Any
+
+from IPython.core.error import UsageError
+
+from . import checkpoints, comparisons, config, past_turns, permissions, sessions, status
+from .help_text import SUBCOMMANDS, cmd_help
+
+Handler = Callable[[Any, list[str]], None]
+
+# Keys with "_" for "-": `%agent compare-best` and `%agent compare_best` are the same.
+HANDLERS: dict[str, Handler] = {
+    "status": status.cmd_status,
+    "context": status.cmd_context,
+    "sessions": sessions.cmd_sessions,
+    "new": sessions.cmd_new,
+    "use": sessions.cmd_use,
+    "reset": sessions.cmd_reset,
+    "history": sessions.cmd_history,
+    "tools": permissions.cmd_tools,
+    "allow": permissions.cmd_allow,
+    "deny": permissions.cmd_deny,
+    "cost": past_turns.cmd_cost,
+    "log": past_turns.cmd_log,
+    "replay": past_turns.cmd_replay,
+    "compare_history": comparisons.cmd_compare_history,
+    "compare_best": comparisons.cmd_compare_best,
+    "checkpoints": checkpoints.cmd_checkpoints,
+    "undo": checkpoints.cmd_undo,
+    "config": config.cmd_config,
+    "help": cmd_help,
+}
+
+
+def run_subcommand(magics: Any, line: str) -> Any:
+    """``%agent`` with a line: the first word picks the handler (no word: ``help``)."""
+    try:
+        words = shlex.split(line)
+    except ValueError as exc:
+        raise UsageError(f"%agent: {exc}") from None
+    if not words:
+        words = ["help"]
+    command, rest = words[0].lower(), words[1:]
+    handler = HANDLERS.get(command.replace("-", "_"))
+    if handler is None:
+        names = ", ".join([*(s.split()[0] for s in SUBCOMMANDS), "deny"])
+        raise UsageError(f"%agent: unknown subcommand {command!r}; choose one of: {names}")
+    return handler(magics, rest)

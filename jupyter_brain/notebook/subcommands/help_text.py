@@ -1,0 +1,37 @@
+"""``%agent help``: one line per subcommand, then the ``%%agent`` flags."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..parsers import agent_parser
+
+SUBCOMMANDS = {
+    "status": "the current session, its settings and context use",
+    "context": "the last request's tokens against the context budget, and the history's size",
+    "sessions": "list sessions (this kernel's and the event log's)",
+    "new [NAME]": "start a new session and make it current",
+    "use NAME": "switch to a session (reopens it from the event log after a restart)",
+    "reset": "clear the current session's history",
+    "history [N]": "the last N messages of the current session",
+    "tools": "the tools the agent can use, with their permission",
+    "allow TOOL / deny TOOL": "always allow / never allow a tool in this session",
+    "cost": "tokens and cost per turn and in total",
+    "log [N]": "the last N events of the current session",
+    "replay [TURN]": "re-render a past turn (number or id) from the event log",
+    "compare-history": "past %%compare runs and the winner marked for each",
+    "compare-best STRATEGY [N]": "record STRATEGY as the winner of comparison N (default: the latest)",
+    "checkpoints [--session NAME] [--limit N]": "files the agent wrote, as they were before each write",
+    "undo [--session NAME] [--force]": "put back the files of the session's last turn with writes",
+    "config [KEY=VALUE ...]": "show or set this kernel's defaults (provider, model, think, ...)",
+    "help": "this help",
+}
+
+
+def cmd_help(magics: Any, rest: list[str]) -> None:
+    width = max(len(k) for k in SUBCOMMANDS)
+    print("%agent SUBCOMMAND\n")
+    for key, text in SUBCOMMANDS.items():
+        print(f"  %agent {key:<{width}}  {text}")
+    print()
+    print(agent_parser().format_help())

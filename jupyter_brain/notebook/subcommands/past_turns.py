@@ -1,0 +1,84 @@
+"""``%agent cost / log / replay``: what past turns cost, logged and looked like."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from IPython.core.error import UsageError
+
+from ..views import agent_view, close_view
+from .text import clip, count_arg
+
+
+def cmd_cost(magics: Any, rest: list[str]) -> None:
+    session = magics.manager.current
+    tracker = session.cost_tracker
+    if not tracker.turns:
+        print(f"session {session.name}: no turns in this kernel yet")
+        return
+    for i, turn in enumerate(tracker.turns, 1):
+        u = turn.usage
+        cost = "price unknown" if turn.cost_usd is None else f"${turn.cost_usd:.4f}"
+        print(f"turn {i}: in {u.input_tokens:,}  out {u.output_tokens:,}  cache read {u.cache_read_tokens:,}  "
+              f"cache write {u.cache_creation_tokens:,}  {cost}  ({turn.model or '?'})")
+    total = tracker.total_cost_usd
+    print(f"total: {'price unknown' if total is None else f'${total:.4f}'}")
+
+
+def cmd_log(magics: Any, rest: list[str]) -> None:
+    count = count_arg(rest, "log", default=30)
+    session = magics.manager.current
+    events = magics.manager.event_log.events(session_id=session.name)[-count:]
+    if not events:
+        print(f"session {session.name}: no events yet")
+    for e in events:
+        print(event_line(e))
+
+
+def cmd_replay(magics: Any, rest: list[str]) -> None:
+    session = magics.manager.current
+    turns = session.turns()
+    if not turns:
+        raise UsageError(f"%agent replay: session {session.name} has no turns yet")
+    if not rest:
+        record = turns[-1]
+    else:
+        key = rest[0]
+        if key.isdigit() and 1 <= int(key) <= len(turns):
+            record = turns[int(key) - 1]
+        else:
+            record = next((t for t in turns if t.turn_id == key), None)
+            if record is None:
+                raise UsageError(f"%agent replay: no turn {key!r}; use 1-{len(turns)} or a turn id")
+    events = magics.manager.event_log.events(turn_id=record.turn_id)
+    view = agent_view(magics.shell)
+    if hasattr(view, "replay"):
+        view.replay(events)
+    else:
+        for event in events:
+            view.handle(event)
+    close_view(view)
+
+
+def event_line(e: Any) -> str:
+    """A logged event on one line: its turn, type, step and the detail that matters."""
+    step = getattr(e, "step", None)
+    head = f"[{e.turn_id[:6]}] {e.type}" + (f" step {step}" if step is not None else "")
+    detail = ""
+    if e.type in ("text_delta", "thinking_delta"):
+        detail = clip(e.text, 80)
+    elif e.type in ("tool_call_start", "tool_call_args"):
+        detail = e.name
+    elif e.type == "tool_call_end":
+        detail = f"{e.name} {e.status} {e.duration_ms:.0f} ms"
+    elif e.type == "reflection":
+        detail = f"{e.trigger}: {clip(e.reflection, 70)}"
+    elif e.type == "error":
+        detail = f"{e.kind}: {clip(e.message, 70)}"
+    elif e.type == "turn_start":
+        detail = clip(e.user_message, 70)
+    elif e.type == "turn_end":
+        detail = f"{e.status}: {clip(e.text, 60)}"
+    elif e.type == "usage":
+        detail = f"in {e.input_tokens} out {e.output_tokens}"
+    return f"{head}  {detail}".rstrip()

@@ -1,0 +1,65 @@
+"""Where a turn is shown: the live widget in a kernel with a front-end, plain text elsewhere.
+
+A widget is displayed (with a display id) *before* anything streams into it; closing
+a view flushes its last batch and re-publishes it with the Markdown transcript, which
+is what a reopened notebook, nbconvert or GitHub shows.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+
+def agent_view(shell: Any) -> Any:
+    """An ``AgentView`` (approval clicks routed to a kernel subshell) or a ``TextView``."""
+    from IPython.display import display
+
+    from ..widgets import TextView
+
+    kernel = getattr(shell, "kernel", None)
+    if kernel is not None:
+        try:
+            from ..widgets import AgentView
+            from .kernel_channel import route_to_subshell
+
+            view = AgentView()
+            # Approval clicks must reach the kernel while this cell still runs.
+            view.messages_routed = route_to_subshell(view)
+            # A display id, so the finished turn can add its Markdown transcript.
+            view.display_handle = display(view, display_id=True)
+            return view
+        except Exception as exc:  # noqa: BLE001 - e.g. the JS bundle is missing
+            print(f"(widget unavailable: {exc}; showing plain text)", file=sys.stderr)
+    return TextView(sys.stdout)
+
+
+def compare_view(shell: Any, strategies: list[str], runs: int, prompt: str) -> Any:
+    """The ``CompareView`` widget in a kernel with a front-end; a text table elsewhere."""
+    from IPython.display import display
+
+    from ..widgets.compare_text import CompareTextView
+
+    if getattr(shell, "kernel", None) is not None:
+        try:
+            from ..widgets import CompareView
+
+            view = CompareView(strategies, runs, prompt)
+            view.display_handle = display(view, display_id=True)
+            return view
+        except Exception as exc:  # noqa: BLE001 - e.g. the JS bundle is missing
+            print(f"(widget unavailable: {exc}; showing plain text)", file=sys.stderr)
+    return CompareTextView(sys.stdout, strategies)
+
+
+def close_view(view: Any) -> None:
+    """Flush the widget's last batch and re-publish its output with the Markdown fallback.
+
+    The text view has nothing to flush.
+    """
+    close = getattr(view, "close_stream", None)
+    if close is not None:
+        close()
+    handle = getattr(view, "display_handle", None)
+    if handle is not None:
+        handle.update(view)

@@ -1,0 +1,161 @@
+"""The kernel's agent settings, written once: name, type, default, allowed values, help.
+
+Everything else is derived from ``SETTINGS``: the ``%%agent`` / ``%%compare`` flags
+(``jupyter_brain.notebook.parsers``), the ``AgentMagics`` traitlets (``setting_trait``),
+the keys of ``%agent config`` (``CONFIG_KEYS``) and the pydantic ``AgentOptions``
+(``jupyter_brain.settings_model``); a test checks the README against it.
+
+Plain Python on purpose (plus traitlets, which IPython has loaded already): this module
+is imported by ``%load_ext jupyter_brain``, which must stay fast and must not import
+pydantic or the agent core. The strategy names belong to the agent
+(``jupyter_brain.agent.strategies.names``), so they are looked up on first use rather
+than at import.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from traitlets import Bool, CaselessStrEnum, Float, Int, TraitType, Unicode
+
+THINK_CHOICES = ("off", "low", "medium", "high")
+PERMISSION_CHOICES = ("read-only", "ask", "auto")
+# The compaction registry lives in the agent core (too heavy for load time); a test
+# checks these names and aliases against it.
+COMPACTION_CHOICES = ("summary", "token_budget", "semantic")
+COMPACTION_ALIASES = {"sliding": "summary", "sliding_window": "summary", "budget": "token_budget",
+                      "relevance": "semantic", "bm25": "semantic"}
+
+
+def strategy_choices() -> tuple[str, ...]:
+    """``react, reflexion, cot, tot, none`` from the agent's one list of strategy names."""
+    from .agent.strategies.names import STRATEGY_CHOICES
+
+    return tuple(STRATEGY_CHOICES)
+
+
+def strategy_key(text: str) -> str:
+    """A strategy name or alias as its key (``"Chain of Thought"`` → ``cot``); ``off`` → ``none``."""
+    from .agent.strategies.names import NO_STRATEGY, OFF_VALUES, canonical_strategy
+
+    return NO_STRATEGY if text.strip().lower() in OFF_VALUES else canonical_strategy(text)
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One kernel default (``%config AgentMagics.<name>``), optionally a cell flag too.
+
+    ``choices`` is a tuple, or a function giving it (looked up when first needed);
+    ``canonical()`` turns a user's spelling into the value it means (``read_only`` →
+    ``read-only``, ``bm25`` → ``semantic``; ``key`` replaces its rules) before it is checked.
+    ``ge`` / ``gt`` / ``le`` bound numbers; the flag only checks the sign at parse time
+    and ``AgentOptions`` checks the bounds. ``zero_is_none``: 0 means "not set" (the
+    trait holds 0, ``AgentOptions`` holds None). ``agent_config``: also a key of
+    ``%agent config`` and a field of ``AgentOptions`` (the settings of one turn).
+    """
+
+    name: str
+    type: type
+    default: Any
+    help: str
+    choices: tuple[str, ...] | Callable[[], tuple[str, ...]] = ()
+    aliases: dict[str, str] = field(default_factory=dict)
+    key: Callable[[str], str] | None = None
+    flag: str | None = None
+    metavar: str | None = None
+    off_flag: str | None = None  # a bool's negative flag, e.g. --no-stream
+    off_help: str | None = None
+    nullable: bool = False
+    zero_is_none: bool = False
+    ge: float | None = None
+    gt: float | None = None
+    le: float | None = None
+    agent_config: bool = True
+
+    def allowed(self) -> tuple[str, ...]:
+        """The allowed values (empty: any value of the type)."""
+        return self.choices() if callable(self.choices) else self.choices
+
+    def canonical(self, text: str) -> str:
+        """Lower case, ``-`` / ``_`` as the choices write them, aliases resolved."""
+        if self.key is not None:
+            return self.key(text)
+        value = text.strip().lower()
+        written = "".join(self.allowed())
+        if "-" in written:
+            value = value.replace("_", "-")
+        elif "_" in written:
+            value = value.replace("-", "_")
+        return self.aliases.get(value, value)
+
+
+# Listed in the order `%agent config` and `%agent status` print them.
+SETTINGS: dict[str, Setting] = {s.name: s for s in (
+    Setting("provider", str, "auto",
+            "anthropic, openai, ollama, vllm, scripted, auto, or a variable holding a provider",
+            flag="--provider", metavar="P"),
+    Setting("model", str, None, "model id", flag="--model", metavar="M", nullable=True),
+    Setting("think", str, "off", "thinking depth", choices=THINK_CHOICES, flag="--think"),
+    Setting("reflect_every", int, 0, "reflect every N steps (0 = never)", flag="--reflect-every", metavar="N", ge=0),
+    Setting("strategy", str, "none", "reasoning strategy", choices=strategy_choices, key=strategy_key,
+            flag="--strategy"),
+    Setting("max_steps", int, 6, "model calls allowed in the turn", flag="--max-steps", metavar="N", ge=1, le=200),
+    Setting("timeout", float, 120.0, "seconds allowed for the turn", flag="--timeout", metavar="S",
+            gt=0, le=24 * 3600),
+    Setting("permission", str, "ask", "what tools may do", choices=PERMISSION_CHOICES, flag="--permission"),
+    Setting("stream", bool, True, "stream answers (default)", flag="--stream",
+            off_flag="--no-stream", off_help="wait for whole answers"),
+    Setting("compaction", str, "summary", "how history is shortened at the critical context level",
+            choices=COMPACTION_CHOICES, aliases=COMPACTION_ALIASES, flag="--compaction"),
+    Setting("context_budget", int, 0, "keep requests under this many tokens (default: the model's window)",
+            flag="--context-budget", metavar="TOKENS", zero_is_none=True, ge=1_000),
+    Setting("auto_compact", bool, True, "compact the history when a request reaches the critical level"),
+    Setting("max_tools", int, 0, "offer only the N tools most relevant to the prompt (0 = all)", ge=0),
+    Setting("data_dir", str, ".jupyter_brain", "where the event log and artifacts live", agent_config=False),
+    Setting("approval_timeout", float, 300.0, "seconds an approval card waits before it counts as deny",
+            agent_config=False),
+    Setting("workspace_tokens", int, 2000, "token budget of the workspace context sent with each request (0 = none)",
+            agent_config=False),
+)}
+
+#: The keys of ``%agent config`` (and the fields of ``AgentOptions``), in order.
+CONFIG_KEYS: tuple[str, ...] = tuple(name for name, s in SETTINGS.items() if s.agent_config)
+
+
+def setting_trait(name: str) -> TraitType:
+    """The configurable traitlet of a setting, for ``AgentMagics``."""
+    s = SETTINGS[name]
+    trait: TraitType
+    if callable(s.choices):
+        trait = _LazyCaselessStrEnum(s.choices, default_value=s.default, help=s.help)
+    elif s.choices:
+        trait = CaselessStrEnum(s.choices, default_value=s.default, help=s.help)
+    elif s.type is bool:
+        trait = Bool(s.default, help=s.help)
+    elif s.type is int:
+        trait = Int(s.default, help=s.help)
+    elif s.type is float:
+        trait = Float(s.default, help=s.help)
+    elif s.nullable:
+        trait = Unicode(s.default, allow_none=True, help=s.help)
+    else:
+        trait = Unicode(s.default, help=s.help)
+    return trait.tag(config=True)
+
+
+class _LazyCaselessStrEnum(CaselessStrEnum):
+    """A CaselessStrEnum whose values come from a function, called when first needed."""
+
+    def __init__(self, choices: Callable[[], tuple[str, ...]], **kwargs: Any) -> None:
+        self._choices = choices
+        super().__init__(None, **kwargs)
+
+    @property  # type: ignore[override]
+    def values(self) -> tuple[str, ...]:
+        return self._choices()
+
+    @values.setter
+    def values(self, _: Any) -> None:  # Enum.__init__ assigns it; the function decides
+        pass

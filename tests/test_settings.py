@@ -1,0 +1,157 @@
+"""One source for settings: the flags, the traitlets, ``%agent config``, ``AgentOptions``
+and the README all agree with ``jupyter_brain.settings.SETTINGS``."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from jupyter_brain.agent.strategies.names import STRATEGY_CHOICES, STRATEGY_NAMES
+from jupyter_brain.magics import AgentMagics
+from jupyter_brain.notebook.parsers import agent_parser, compare_parser
+from jupyter_brain.settings import COMPACTION_ALIASES, COMPACTION_CHOICES, CONFIG_KEYS, SETTINGS
+from jupyter_brain.settings_model import AgentOptions
+
+README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+CELL_ONLY = {"--session", "--new", "--out", "-h", "--help", "--strategies", "--runs"}
+
+
+def _options(parser) -> dict[str, object]:
+    """Each option string of a parser -> its argparse action."""
+    return {flag: action for action in parser._actions for flag in action.option_strings}
+
+
+def test_every_flag_of_a_setting_is_built_from_it() -> None:
+    options = _options(agent_parser())
+    flagged = {s.flag for s in SETTINGS.values() if s.flag} | {s.off_flag for s in SETTINGS.values() if s.off_flag}
+    assert set(options) - CELL_ONLY == flagged
+    for s in SETTINGS.values():
+        if s.flag is None:
+            continue
+        action = options[s.flag]
+        assert action.dest == s.name and action.help == s.help
+        assert tuple(action.choices or ()) == s.allowed()
+        assert action.metavar == s.metavar
+
+
+def test_compare_flags_are_settings_or_its_own() -> None:
+    options = _options(compare_parser())
+    for flag, action in options.items():
+        if flag not in CELL_ONLY:
+            setting = SETTINGS[action.dest]
+            assert flag == setting.flag
+            assert set(action.choices or ()) <= set(setting.allowed())
+    assert options["--strategies"].default == list(STRATEGY_NAMES)
+
+
+def test_traits_are_the_settings() -> None:
+    traits = AgentMagics.class_traits(config=True)
+    assert set(traits) == set(SETTINGS)
+    for name, s in SETTINGS.items():
+        trait = traits[name]
+        assert trait.default_value == s.default, name
+        assert trait.help == s.help
+        if s.allowed():
+            assert tuple(trait.values) == s.allowed()
+    assert AgentMagics._CONFIG_KEYS == CONFIG_KEYS
+
+
+def test_agent_options_are_the_config_keys() -> None:
+    assert tuple(AgentOptions.model_fields) == CONFIG_KEYS
+    defaults = AgentOptions()
+    for key in CONFIG_KEYS:
+        s = SETTINGS[key]
+        assert getattr(defaults, key) == (None if s.zero_is_none else s.default), key
+
+
+def test_the_old_import_path_of_agent_options() -> None:
+    from jupyter_brain.session import AgentOptions as FromSession
+
+    assert FromSession is AgentOptions
+
+
+@pytest.mark.parametrize(("key", "given", "stored"), [
+    ("strategy", "Chain of Thought", "cot"), ("strategy", "off", "none"), ("strategy", "TREE_OF_THOUGHTS", "tot"),
+    ("compaction", "sliding-window", "summary"), ("compaction", "BM25", "semantic"),
+    ("permission", "Read_Only", "read-only"), ("think", " High ", "high"), ("context_budget", 0, None),
+])
+def test_other_spellings_are_accepted(key: str, given: object, stored: object) -> None:
+    assert getattr(AgentOptions(**{key: given}), key) == stored
+
+
+def test_strategy_choices_are_the_agents() -> None:
+    assert SETTINGS["strategy"].allowed() == STRATEGY_CHOICES
+    assert tuple(AgentMagics.class_traits()["strategy"].values) == STRATEGY_CHOICES
+
+
+def test_compaction_choices_and_aliases_match_the_registry() -> None:
+    from jupyter_brain.agent.context import SemanticRelevance, SlidingWindowSummary, TokenBudget, compaction_strategy
+
+    assert {SlidingWindowSummary.name, TokenBudget.name, SemanticRelevance.name} == set(COMPACTION_CHOICES)
+    for name in COMPACTION_CHOICES:
+        assert compaction_strategy(name).name == name
+    for alias, name in COMPACTION_ALIASES.items():
+        assert compaction_strategy(alias).name == name
+
+
+# ------------------------------------------------------------------------- the README
+
+def _block(start: str) -> str:
+    """The README code block whose first line starts with ``start``."""
+    for block in re.findall(r"^```[^\n]*\n(.*?)^```", README, flags=re.DOTALL | re.MULTILINE):
+        if block.startswith(start):
+            return block
+    raise AssertionError(f"no README block starts with {start!r}")
+
+
+def _check_flags(block: str, parser) -> None:
+    options = _options(parser)
+    shown = re.findall(r"(--[\w-]+)(?: ([^\s\]]+))?", block)
+    assert shown, block
+    for flag, value in shown:
+        assert flag in options, f"README shows {flag}, which {parser.prog} does not have"
+        action = options[flag]
+        if not value or value == "...":
+            continue
+        if action.choices is not None:
+            assert tuple(value.split("|")) == tuple(action.choices), (flag, value, action.choices)
+        elif flag == "--strategies":
+            assert set(value.split(",")) <= set(STRATEGY_CHOICES), value
+        else:
+            assert value == action.metavar, (flag, value, action.metavar)
+    shown_dests = {options[flag].dest for flag, _ in shown}  # --no-stream shows the stream setting
+    for action in parser._actions:
+        if action.dest != "help":
+            assert action.dest in shown_dests, f"README does not show {action.option_strings} of {parser.prog}"
+
+
+def test_readme_agent_flags_match_the_parser() -> None:
+    _check_flags(_block("%%agent ["), agent_parser())
+
+
+def test_readme_compare_flags_match_the_parser() -> None:
+    block = _block("%%compare ").split("\n")
+    _check_flags("\n".join(line for line in block if line.lstrip().startswith(("%%compare", "["))), compare_parser())
+
+
+def test_readme_config_list_is_the_traits() -> None:
+    start = README.index('`%config AgentMagics.think = "medium"`')
+    sentence = README[start:README.index(").", start)]
+    names = {"think", *re.findall(r"`(\w+)`", sentence)}
+    assert names == set(SETTINGS)
+
+
+def test_load_ext_reads_the_settings_without_pydantic() -> None:
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from IPython.core.interactiveshell import InteractiveShell\n"
+        "InteractiveShell.instance().run_line_magic('load_ext', 'jupyter_brain')\n"
+        "print('jupyter_brain.settings' in sys.modules, 'pydantic' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "False"]
