@@ -15,13 +15,14 @@ Two channels to the browser, because the measured facts in DESIGN.md demand it:
 
 ``start``/``end`` count raw events, so the front-end knows which batches a transcript
 already contains. A commit always follows a flush, so it lands on a batch boundary.
+When to send is ``_batching.FlushScheduler``'s rule (shared with ``CompareView``); the
+deferred step-end commit is its deadline.
 """
 
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +32,13 @@ import traitlets as t
 from jupyter_brain.agent.events import EventBase
 from jupyter_brain.agent.redact import Redactor, redact_value
 
+from ._batching import FLUSH_INTERVAL_S, FlushScheduler, TimerFactory
 from ._fold import Compactor, Entry, Transcript
 from ._header import Header
-from ._timer import start_timer
 from .text_view import events_to_markdown
 
-FLUSH_INTERVAL_S = 0.033  # live batches: ≤ ~30 messages/s
+__all__ = ["COMMIT_DELAY_S", "COMMIT_INTERVAL_S", "FLUSH_INTERVAL_S", "AgentView", "BundleMissingError"]
+
 COMMIT_INTERVAL_S = 0.5  # transcript commits at step ends: ≤ 2 state updates/s
 COMMIT_DELAY_S = 0.1  # a step end's commit waits this long, in case the turn ends now
 
@@ -64,6 +66,8 @@ class AgentView(anywidget.AnyWidget):
     """Live view of agent turns: feed it events with ``handle`` (the harness's ``on_event``).
 
     Display it before streaming into it (``display(view)``), as DESIGN.md notes.
+    ``clock`` and ``timer_factory`` replace ``time.monotonic`` and the timer thread
+    (tests drive time by hand with them).
     """
 
     transcript = t.List(t.Dict()).tag(sync=True)
@@ -89,7 +93,14 @@ class AgentView(anywidget.AnyWidget):
     def _css(self) -> str:
         return _bundle_text("agent_view.css")
 
-    def __init__(self, events: Iterable[EventBase | Entry] | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        events: Iterable[EventBase | Entry] | None = None,
+        *,
+        clock: Callable[[], float] | None = None,
+        timer_factory: TimerFactory | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self._lock = threading.RLock()
         self._header = Header()
@@ -97,11 +108,12 @@ class AgentView(anywidget.AnyWidget):
         self._durable = Transcript()
         self._pending = Transcript()
         self._sent_n = 0  # raw events already sent live
-        self._last_send = 0.0
-        self._last_commit = 0.0
-        self._commit_at: float | None = None  # when a deferred step-end commit is due
-        self._timer: threading.Timer | None = None
-        self._closed = False
+        self._last_commit = float("-inf")
+        # Its deadline (``due_at``) is the deferred step-end commit.
+        self._batch = FlushScheduler(
+            self._send_pending, lambda: bool(self._pending.count), lock=self._lock,
+            on_due=self._commit_locked, clock=clock, timer_factory=timer_factory,
+        )
         # Masks secrets in what is saved (transcript trait, Markdown): the harness masks
         # each event, this also catches a key split across two streamed deltas.
         self.redact: Any = Redactor()
@@ -121,31 +133,28 @@ class AgentView(anywidget.AnyWidget):
         commit always lands on a batch boundary).
         """
         with self._lock:
-            if self._closed:
+            if self._batch.closed:
                 return
             entry = self._compactor.entry(event)
             etype = entry["type"]
             self._durable.add(entry)
             self._pending.add(entry)
             self._header.update(entry)
-            now = time.monotonic()
+            now = self._batch.clock()
             if etype == "turn_end":
-                self._cancel_timer_locked()
-                self._flush_locked(now)
+                self._batch.flush_now(now)
                 self._commit_locked(now)
                 return
-            if etype == "step_end" and self._commit_at is None:
+            if etype == "step_end" and self._batch.due_at is None:
                 # Deferred a little, so a turn end right after makes it one commit, not two.
-                self._commit_at = max(now + COMMIT_DELAY_S, self._last_commit + COMMIT_INTERVAL_S)
-            if self._timer is None and now - self._last_send >= FLUSH_INTERVAL_S:
-                self._flush_locked(now)
-            self._schedule_locked(now)
+                self._batch.due_at = max(now + COMMIT_DELAY_S, self._last_commit + COMMIT_INTERVAL_S)
+            self._batch.poke(now)
 
     def replay(self, events: Iterable[EventBase | Entry]) -> AgentView:
         """Show a recorded stream (e.g. ``EventLog.events(turn_id=...)``), replacing what
         the view showed; one transcript commit, no live messages."""
         with self._lock:
-            self._cancel_timer_locked()
+            self._batch.cancel()
             self._header = Header()
             self._compactor = Compactor()
             self._durable = Transcript()
@@ -165,17 +174,17 @@ class AgentView(anywidget.AnyWidget):
     def close_stream(self) -> None:
         """Send everything pending now and commit the transcript; stop the timer."""
         with self._lock:
-            self._cancel_timer_locked()
-            now = time.monotonic()
-            self._flush_locked(now)
+            now = self._batch.clock()
+            self._batch.flush_now(now)
             if self._durable.count != self.transcript_n:
                 self._commit_locked(now)
 
     def close(self) -> None:
-        if not getattr(self, "_closed", True):
+        batch = getattr(self, "_batch", None)  # None: __init__ failed before it existed
+        if batch is not None and not batch.closed:
             self.close_stream()
             with self._lock:
-                self._closed = True
+                batch.close()
         super().close()
 
     def decision_for(self, call_id: str) -> bool | None:
@@ -227,22 +236,23 @@ class AgentView(anywidget.AnyWidget):
         session = h.session_id or "-"
         return f"AgentView(session={session!r}, turn={h.turn}, status={h.status!r}, steps={h.steps})"
 
-    # ── coalescing ─────────────────────────────────────────────────────────
-    def _flush_locked(self, now: float) -> None:
-        """Send all pending events as one custom message."""
+    # ── coalescing (when: ``self._batch``; what: below) ─────────────────────
+    def _send_pending(self) -> bool:
+        """Send all pending events as one custom message (False: nothing was pending)."""
         if not self._pending.count:
-            return
+            return False
+        end = self._sent_n + self._pending.count
         batch = {
             "kind": "events",
             "epoch": self.epoch,
             "start": self._sent_n,
-            "end": self._sent_n + self._pending.count,
+            "end": end,
             "events": self._pending.entries(),
         }
-        self._sent_n = batch["end"]
+        self._sent_n = end
         self._pending = Transcript()
-        self._last_send = now
         self.send(batch)
+        return True
 
     def _commit_locked(self, now: float) -> None:
         """Commit transcript + header traits in one state update (after a flush)."""
@@ -267,38 +277,9 @@ class AgentView(anywidget.AnyWidget):
                 "duration_ms": h.duration_ms,
             }
         self._last_commit = now
-        self._commit_at = None
+        self._batch.due_at = None
 
     def _bump_epoch_and_commit_locked(self) -> None:
         with self.hold_sync():
             self.epoch += 1
-            self._commit_locked(time.monotonic())
-
-    def _schedule_locked(self, now: float) -> None:
-        """Arm the timer for the next batch or deferred commit, if any is waiting."""
-        if self._timer is not None:
-            return
-        dues = [self._last_send + FLUSH_INTERVAL_S] if self._pending.count else []
-        if self._commit_at is not None:
-            dues.append(self._commit_at)
-        if not dues:
-            return
-        self._timer = start_timer(min(dues) - now, self._on_timer)
-
-    def _on_timer(self, timer: threading.Timer) -> None:
-        with self._lock:
-            if self._timer is not timer or self._closed:
-                return
-            self._timer = None
-            now = time.monotonic()
-            commit = self._commit_at is not None and now >= self._commit_at - 0.002
-            if commit or now - self._last_send >= FLUSH_INTERVAL_S * 0.95:
-                self._flush_locked(now)
-            if commit:
-                self._commit_locked(now)
-            self._schedule_locked(now)
-
-    def _cancel_timer_locked(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+            self._commit_locked(self._batch.clock())

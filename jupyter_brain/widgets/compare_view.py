@@ -2,8 +2,9 @@
 
 It reuses AgentView's protocol per column — each column's live batch is the same
 ``{"kind": "events", "epoch", "start", "end", "events"}`` — but all columns share one
-coalescer: at most one custom message per ``FLUSH_INTERVAL_S`` carries every column's
-pending batch, so four concurrent strategies still send ≤ ~30 messages/s in total.
+coalescer (``_batching.FlushScheduler``, AgentView's rule): at most one custom message
+per ``FLUSH_INTERVAL_S`` carries every column's pending batch, so four concurrent
+strategies still send ≤ ~30 messages/s in total.
 Durable state (column transcripts, table rows, trees, the winner) lives in synced traits,
 committed when a run ends, so later views and saved notebooks paint from it.
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-import time
+from collections.abc import Callable
 from typing import Any
 
 import anywidget
@@ -27,9 +28,9 @@ from jupyter_brain.agent.redact import Redactor, redact_value
 from jupyter_brain.agent.strategies import Branch, TreeOfThoughtsStrategy
 from jupyter_brain.compare import METRICS, record_decision, summarize
 
+from ._batching import FlushScheduler, TimerFactory
 from ._fold import Compactor, Transcript
-from ._timer import start_timer
-from .agent_view import FLUSH_INTERVAL_S, _bundle_text
+from .agent_view import _bundle_text
 
 
 class _Column:
@@ -43,7 +44,11 @@ class _Column:
 
 
 class CompareView(anywidget.AnyWidget):
-    """Feed it with ``handle(strategy, run, event)`` and ``run_finished(row, result)``."""
+    """Feed it with ``handle(strategy, run, event)`` and ``run_finished(row, result)``.
+
+    ``clock`` and ``timer_factory`` replace ``time.monotonic`` and the timer thread
+    (tests drive time by hand with them).
+    """
 
     columns = t.List(t.Dict()).tag(sync=True)  # {key, strategy, run, transcript, n}
     epoch = t.Int(0).tag(sync=True)
@@ -63,15 +68,25 @@ class CompareView(anywidget.AnyWidget):
     def _css(self) -> str:
         return _bundle_text("compare_view.css")
 
-    def __init__(self, strategies: list[str], runs: int = 1, prompt: str = "", **kwargs: Any) -> None:
+    def __init__(
+        self,
+        strategies: list[str],
+        runs: int = 1,
+        prompt: str = "",
+        *,
+        clock: Callable[[], float] | None = None,
+        timer_factory: TimerFactory | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(runs=runs, prompt=prompt, **kwargs)
         self._lock = threading.RLock()
         self._redact = Redactor()  # env keys and known formats; the harness masks each event too
         self._strategies = list(strategies)
         self._cols = {_key(s, r): _Column() for s in strategies for r in range(1, runs + 1)}
-        self._last_send = 0.0
-        self._timer: threading.Timer | None = None
-        self._closed = False
+        self._batch = FlushScheduler(
+            self._send_pending, lambda: any(c.pending.count for c in self._cols.values()),
+            lock=self._lock, clock=clock, timer_factory=timer_factory,
+        )
         self._event_log: EventLog | None = None
         self.decisions: list[dict[str, Any]] = []
         self._commit_columns()
@@ -83,20 +98,17 @@ class CompareView(anywidget.AnyWidget):
         """Fold one event into its column and stream it (coalesced across columns)."""
         with self._lock:
             col = self._cols.get(_key(strategy, run))
-            if col is None or self._closed:
+            if col is None or self._batch.closed:
                 return
             entry = col.compactor.entry(event)
             col.durable.add(entry)
             col.pending.add(entry)
-            now = time.monotonic()
-            if self._timer is None and now - self._last_send >= FLUSH_INTERVAL_S:
-                self._flush_locked(now)
-            self._schedule_locked(now)
+            self._batch.poke()
 
     def run_finished(self, row: dict[str, Any], result: TurnResult) -> None:
         """A run ended: commit its column, add its row and (for ToT) its tree."""
         with self._lock:
-            self._flush_locked(time.monotonic())
+            self._batch.flush_now()
             key = _key(row["strategy"], row["run"])
             branches = [s.model_dump() for s in result.strategy_steps if isinstance(s, Branch)]
             with self.hold_sync():
@@ -127,14 +139,15 @@ class CompareView(anywidget.AnyWidget):
     def close_stream(self) -> None:
         """Send what is pending and commit every column."""
         with self._lock:
-            self._cancel_timer_locked()
-            self._flush_locked(time.monotonic())
+            self._batch.flush_now()
             self._commit_columns()
 
     def close(self) -> None:
-        if not getattr(self, "_closed", True):
+        batch = getattr(self, "_batch", None)  # None: __init__ failed before it existed
+        if batch is not None and not batch.closed:
             self.close_stream()
-            self._closed = True
+            with self._lock:
+                batch.close()
         super().close()
 
     # ── representations ───────────────────────────────────────────────────
@@ -180,7 +193,8 @@ class CompareView(anywidget.AnyWidget):
             for key, col in self._cols.items()
         ]
 
-    def _flush_locked(self, now: float) -> None:
+    def _send_pending(self) -> bool:
+        """Send every column's pending batch as one message (False: nothing was pending)."""
         batches = {}
         for key, col in self._cols.items():
             if not col.pending.count:
@@ -190,28 +204,10 @@ class CompareView(anywidget.AnyWidget):
                             "events": col.pending.entries()}
             col.sent_n = end
             col.pending = Transcript()
-        if batches:
-            self._last_send = now
-            self.send({"kind": "compare", "batches": batches})
-
-    def _schedule_locked(self, now: float) -> None:
-        if self._timer is not None or not any(c.pending.count for c in self._cols.values()):
-            return
-        self._timer = start_timer(self._last_send + FLUSH_INTERVAL_S - now, self._on_timer)
-
-    def _on_timer(self, timer: threading.Timer) -> None:
-        with self._lock:
-            if self._timer is not timer or self._closed:
-                return
-            self._timer = None
-            now = time.monotonic()
-            self._flush_locked(now)
-            self._schedule_locked(now)
-
-    def _cancel_timer_locked(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        if not batches:
+            return False
+        self.send({"kind": "compare", "batches": batches})
+        return True
 
 
 def _key(strategy: str, run: int) -> str:

@@ -1,46 +1,35 @@
-"""AgentView (coalescing, durable transcript, repr, Markdown), TextView and the schema snapshot."""
+"""AgentView: coalescing (on a fake clock), durable transcript, repr, Markdown, bundle."""
 
 from __future__ import annotations
 
-import io
 import json
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from jupyter_brain.agent.events import (
-    CompactionEvent,
-    ErrorEvent,
-    ReflectionEvent,
-    StepEnd,
-    StepStart,
-    StrategyStepEvent,
-    TextDelta,
-    ThinkingDelta,
-    ThinkingEnd,
-    ToolCallArgs,
-    ToolCallArgsDelta,
-    ToolCallEnd,
-    ToolCallStart,
-    TurnEnd,
-    TurnStart,
-    UsageEvent,
-    event_json_schema,
-)
-from jupyter_brain.widgets import AgentView, BundleMissingError, TextView, events_to_markdown
+from jupyter_brain.agent.events import StepEnd, StepStart, TextDelta, TurnEnd, TurnStart
+from jupyter_brain.widgets import AgentView, BundleMissingError, events_to_markdown
 from jupyter_brain.widgets import agent_view as agent_view_module
-from jupyter_brain.widgets._schema import schema_text
 
-ROOT = Path(__file__).resolve().parents[1]
+from .fake_clock import FakeClock
+from .scripted_events import scripted_turn
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def fake_view(clock: FakeClock) -> AgentView:
+    """A view whose batching runs on ``clock`` (time moves only by ``clock.advance``)."""
+    return AgentView(clock=clock, timer_factory=clock.start_timer)
 
 
 class Wire:
     """Records what the view sends to the front-end (custom batches and state updates)."""
 
-    def __init__(self, view: AgentView) -> None:
+    def __init__(self, view: AgentView, clock: Callable[[], float] = time.monotonic) -> None:
         self.batches: list[tuple[float, dict[str, Any]]] = []
         self.updates: list[dict[str, Any]] = []
         self.lock = threading.Lock()
@@ -48,7 +37,7 @@ class Wire:
         def _send(msg: dict[str, Any], buffers: Any = None) -> None:
             with self.lock:
                 if msg["method"] == "custom":
-                    self.batches.append((time.monotonic(), msg["content"]))
+                    self.batches.append((clock(), msg["content"]))
                 elif msg["method"] == "update":
                     self.updates.append(msg["state"])
 
@@ -63,60 +52,6 @@ class Wire:
         )
 
 
-def scripted_turn(tokens: int = 20) -> list[Any]:
-    """A turn with every kind of event the views render."""
-    ev: list[Any] = [
-        TurnStart(session_id="default", turn_id="t1", user_message="Plot df", provider="scripted",
-                  model="demo", think_level="medium", strategy="react", max_steps=4),
-        CompactionEvent(strategy="summarize", tokens_before=12000, tokens_after=3000),
-        StepStart(step=1),
-    ]
-    ev += [ThinkingDelta(step=1, text=f"t{i} ") for i in range(5)]
-    ev.append(ThinkingEnd(step=1))
-    ev += [TextDelta(step=1, text=w) for w in ["Let me ", "**look**:\n\n", "```python\n", "df.head()\n", "```\n"]]
-    ev += [
-        StrategyStepEvent(step=1, strategy="react", data={"kind": "thought", "text": "inspect df"}),
-        ToolCallStart(step=1, call_id="c1", name="python"),
-        ToolCallArgsDelta(step=1, call_id="c1", delta='{"code": '),
-        ToolCallArgsDelta(step=1, call_id="c1", delta='"df.head()"}'),
-        ToolCallArgs(step=1, call_id="c1", name="python", arguments={"code": "df.head()"}, wave=1),
-        ToolCallEnd(step=1, call_id="c1", name="python", status="ok", duration_ms=1234, wave=1,
-                    result_preview="   a  b\n0  1  2"),
-        ToolCallStart(step=1, call_id="c2", name="read_file"),
-        ToolCallArgs(step=1, call_id="c2", name="read_file", arguments={"path": "a.csv"}, wave=2),
-        ToolCallEnd(step=1, call_id="c2", name="read_file", status="error", duration_ms=3, wave=2,
-                    error="FileNotFoundError: a.csv"),
-        ReflectionEvent(step=1, reflection="The file is missing; use df.", confidence=0.8, trigger="tool_error",
-                        suggested_action="plot df"),
-        UsageEvent(step=1, input_tokens=1000, output_tokens=50, cost_usd=0.01),
-        StepEnd(step=1, stop_reason="tool_use", tool_calls=2),
-        StepStart(step=2),
-        ErrorEvent(step=2, kind="rate_limit", message="429, retrying", recoverable=True),
-        ReflectionEvent(step=2, reflection="[budget exhausted]", skipped=True),
-    ]
-    ev += [TextDelta(step=2, text=f"w{i} ") for i in range(tokens)]
-    ev += [
-        StrategyStepEvent(step=2, strategy="react", data={"kind": "final_answer", "text": "plotted"}),
-        UsageEvent(step=2, input_tokens=1200, output_tokens=30, cost_usd=0.012),
-        StepEnd(step=2, stop_reason="end_turn"),
-        TurnEnd(session_id="default", turn_id="t1", status="completed", text="done", steps=2, tool_calls=2,
-                reflections=2, input_tokens=2200, output_tokens=80, cost_usd=0.022, duration_ms=4321),
-    ]
-    return ev
-
-
-# ── schema ──────────────────────────────────────────────────────────────────
-
-
-def test_committed_schema_snapshot_matches_the_event_models() -> None:
-    snapshot = ROOT / "js" / "schema" / "events.schema.json"
-    assert json.loads(snapshot.read_text()) == event_json_schema(), (
-        "js/schema/events.schema.json is stale: run `npm run build` in js/ (or "
-        "`python -m jupyter_brain.widgets._schema js/schema/events.schema.json`) and commit it"
-    )
-    assert snapshot.read_text() == schema_text()
-
-
 # ── coalescing ──────────────────────────────────────────────────────────────
 
 
@@ -129,26 +64,24 @@ def _assert_contiguous(batches: list[tuple[float, dict[str, Any]]], total: int) 
 
 
 @pytest.mark.parametrize("paced", [False, True], ids=["burst", "paced-2000-per-s"])
-def test_coalescing_bounds_the_message_rate_and_keeps_text_exact(paced: bool) -> None:
-    view = AgentView()
-    wire = Wire(view)
+def test_coalescing_bounds_the_message_rate_and_keeps_text_exact(paced: bool, clock: FakeClock) -> None:
+    view = fake_view(clock)
+    wire = Wire(view, clock)
     tokens = [f"tok{i} " for i in range(2000)]
-    t0 = time.monotonic()
+    t0 = clock()
     view.handle(TurnStart(user_message="go"))
     view.handle(StepStart(step=1))
-    for i, tok in enumerate(tokens):
+    for tok in tokens:
         view.handle(TextDelta(step=1, text=tok))
-        if paced:  # ~2,000 tokens/s, the benchmark's rate
-            lag = t0 + (i + 1) / 2000 - time.monotonic()
-            if lag > 0:
-                time.sleep(lag)
-    streamed = time.monotonic() - t0
+        if paced:  # 2,000 tokens/s, the benchmark's rate
+            clock.advance(1 / 2000)
+    streamed = clock() - t0
     during = len(wire.batches)
-    time.sleep(0.1)  # trailing data goes out from the timer, with no further event
+    clock.advance(0.1)  # trailing data goes out from the timer, with no further event
     assert wire.text() == "".join(tokens)
     view.handle(StepEnd(step=1))
     view.handle(TurnEnd(status="completed", text="".join(tokens), steps=1))
-    elapsed = time.monotonic() - t0
+    elapsed = clock() - t0
 
     # ≤ one batch per 33 ms, plus the first event's immediate send and the forced step/turn flushes.
     assert during <= streamed / agent_view_module.FLUSH_INTERVAL_S + 2
@@ -165,23 +98,23 @@ def test_coalescing_bounds_the_message_rate_and_keeps_text_exact(paced: bool) ->
     assert wire.text() == "".join(tokens)
 
 
-def test_trailing_deltas_are_flushed_by_the_timer() -> None:
-    view = AgentView()
-    wire = Wire(view)
+def test_trailing_deltas_are_flushed_by_the_timer(clock: FakeClock) -> None:
+    view = fake_view(clock)
+    wire = Wire(view, clock)
     view.handle(TurnStart(user_message="go"))
     for w in ["a", "b", "c"]:
         view.handle(TextDelta(step=1, text=w))
-    deadline = time.monotonic() + 2
-    while wire.text() != "abc" and time.monotonic() < deadline:
-        time.sleep(0.005)
+    assert len(wire.batches) == 1 and wire.text() == ""  # the first event at once ...
+    clock.advance(agent_view_module.FLUSH_INTERVAL_S)
     assert wire.text() == "abc"
-    assert len(wire.batches) == 2  # the first event at once, the rest after one interval
-    time.sleep(0.1)
+    assert len(wire.batches) == 2  # ... the rest after one interval
+    clock.advance(0.1)
     assert len(wire.batches) == 2  # nothing more once idle
+    assert clock.armed == []
 
 
 def test_events_from_several_threads_stay_ordered_and_complete() -> None:
-    view = AgentView()
+    view = AgentView()  # real clock and timer thread: the lock is what is under test
     wire = Wire(view)
 
     def emit(step: int) -> None:
@@ -202,9 +135,9 @@ def test_events_from_several_threads_stay_ordered_and_complete() -> None:
 # ── durable transcript ─────────────────────────────────────────────────────
 
 
-def test_transcript_is_linear_in_the_text_and_committed_only_at_boundaries() -> None:
-    view = AgentView()
-    wire = Wire(view)
+def test_transcript_is_linear_in_the_text_and_committed_only_at_boundaries(clock: FakeClock) -> None:
+    view = fake_view(clock)
+    wire = Wire(view, clock)
     text = "".join(f"token{i} " for i in range(2000))
     view.handle(TurnStart(session_id="s", user_message="go"))
     view.handle(StepStart(step=1))
@@ -212,7 +145,7 @@ def test_transcript_is_linear_in_the_text_and_committed_only_at_boundaries() -> 
         view.handle(TextDelta(step=1, text=f"token{i} "))
     assert not any("transcript" in u for u in wire.updates)  # no commit per delta
     view.handle(StepEnd(step=1))
-    time.sleep(agent_view_module.COMMIT_DELAY_S + 0.2)
+    clock.advance(agent_view_module.COMMIT_DELAY_S + 0.2)
     commits = [u for u in wire.updates if "transcript" in u]
     assert len(commits) == 1 and commits[0]["transcript_n"] == 2003  # the step-end commit
     assert commits[0]["transcript_n"] == wire.batches[-1][1]["end"]  # on a batch boundary
@@ -237,31 +170,31 @@ def test_a_turn_that_streamed_nothing_keeps_its_final_text() -> None:
     assert view.transcript[-1]["text"] == "42"
 
 
-def test_step_end_commits_are_deferred_and_rate_limited_but_never_lost() -> None:
-    view = AgentView()
-    wire = Wire(view)
+def test_step_end_commits_are_deferred_and_rate_limited_but_never_lost(clock: FakeClock) -> None:
+    view = fake_view(clock)
+    wire = Wire(view, clock)
     view.handle(TurnStart(user_message="go"))
-    for step in range(1, 41):  # a fast scripted turn: 40 steps in a few ms
+    for step in range(1, 41):  # a fast scripted turn: 40 steps at once
         view.handle(StepStart(step=step))
         view.handle(TextDelta(step=step, text="x"))
         view.handle(StepEnd(step=step))
     assert not [u for u in wire.updates if "transcript" in u]
-    deadline = time.monotonic() + 3
-    while view.transcript_n != 121 and time.monotonic() < deadline:
-        time.sleep(0.01)
+    clock.advance(agent_view_module.COMMIT_DELAY_S - 0.01)
+    assert not [u for u in wire.updates if "transcript" in u]  # deferred
+    clock.advance(0.02)
     assert view.transcript_n == 121  # the deferred commit came from the timer
-    time.sleep(0.2)
+    clock.advance(0.2)
     assert len([u for u in wire.updates if "transcript" in u]) == 1
     view.handle(TurnEnd(status="max_steps", text=""))
     assert len([u for u in wire.updates if "transcript" in u]) == 2
 
 
-def test_a_step_end_right_before_the_turn_end_costs_one_commit() -> None:
-    view = AgentView()
-    wire = Wire(view)
+def test_a_step_end_right_before_the_turn_end_costs_one_commit(clock: FakeClock) -> None:
+    view = fake_view(clock)
+    wire = Wire(view, clock)
     for e in scripted_turn():
         view.handle(e)
-    time.sleep(agent_view_module.COMMIT_DELAY_S + 0.1)
+    clock.advance(agent_view_module.COMMIT_DELAY_S + 0.1)
     assert len([u for u in wire.updates if "transcript" in u]) == 1  # step 1 deferred, then superseded
     assert view.status == "completed"
 
@@ -287,14 +220,14 @@ def test_replay_equals_the_live_transcript() -> None:
     assert from_dicts.transcript == live.transcript
 
 
-def test_live_batches_fold_to_the_durable_transcript() -> None:
+def test_live_batches_fold_to_the_durable_transcript(clock: FakeClock) -> None:
     """What the browser merges from batches equals the committed transcript."""
     events = scripted_turn(tokens=300)
-    view = AgentView()
-    wire = Wire(view)
+    view = fake_view(clock)
+    wire = Wire(view, clock)
     for e in events:
         view.handle(e)
-        time.sleep(0.0005)
+        clock.advance(0.0005)
     merged: list[dict[str, Any]] = []
     keys = {"text_delta": "text", "thinking_delta": "text", "tool_call_args_delta": "delta"}
     for e in wire.events():
@@ -329,7 +262,7 @@ def test_handle_validates_events() -> None:
         view.handle({"type": "nonsense"})
 
 
-# ── repr, Markdown, text ────────────────────────────────────────────────────
+# ── repr, Markdown ────────────────────────────────────────────────────
 
 
 def test_repr_is_stable_and_readable() -> None:
@@ -371,64 +304,6 @@ def test_to_markdown_reads_as_a_transcript() -> None:
         " / cache read 0 / cache write 0 · cost $0.0220"
     )
     assert events_to_markdown(scripted_turn(tokens=3)) == md
-
-
-def test_markdown_fences_survive_backticks_in_output() -> None:
-    md = events_to_markdown([
-        TurnStart(user_message="x"),
-        ToolCallEnd(step=1, call_id="c", name="sh", status="ok", result_preview="```\nnested\n```"),
-        TurnEnd(status="interrupted", text=""),
-    ])
-    assert "````\n```\nnested\n```\n````" in md
-    assert "■ interrupted" in md
-
-
-def test_text_view_streams_a_readable_plain_transcript() -> None:
-    out = io.StringIO()
-    view = TextView(out)
-    for e in scripted_turn(tokens=3):
-        view.handle(e)
-    text = out.getvalue()
-    expected_lines = [
-        "▶ Turn 1 · scripted/demo · think medium · strategy react · session default",
-        "  You: Plot df",
-        "  ⇣ history compacted (summarize): 12,000 → 3,000 tokens",
-        "── step 1/4 ──",
-        "  thinking:",
-        "  │ t0 t1 t2 t3 t4 ",
-        "Let me **look**:",
-        "  ◆ Thought: inspect df",
-        '  ⚙ python [wave 1] { "code": "df.head()" }',
-        "  ✓ python · ok · 1.2 s",
-        "    │    a  b",
-        "  ✗ read_file · error · 3 ms",
-        "    │ FileNotFoundError: a.csv",
-        "  ✎ reflection (after a tool error, confidence 80%):",
-        "  │ The file is missing; use df.",
-        "    suggested: plot df",
-        "── step 2/4 ──",
-        "  ⚠ error [rate_limit]: 429, retrying (the agent continues)",
-        "  ✎ reflection skipped: [budget exhausted]",
-        "w0 w1 w2 ",
-        "  ◆ Final answer: plotted",
-        "✓ completed · 2 steps · 2 tool calls · 2 reflections · 4.3 s",
-        "  tokens in 2,200 / out 80 / cache read 0 / cache write 0 · cost $0.0220",
-    ]
-    lines = text.splitlines()
-    positions = [lines.index(line) for line in expected_lines]
-    assert positions == sorted(positions), text
-    assert "```python" in text and "df.head()" in text
-
-
-def test_text_view_prints_the_answer_of_a_turn_that_streamed_none() -> None:
-    out = io.StringIO()
-    view = TextView(out)
-    for e in [TurnStart(user_message="q"), StepStart(step=1), StepEnd(step=1),
-              TurnEnd(status="timeout", text="partial answer", steps=1, duration_ms=60000)]:
-        view.handle(e)
-    lines = out.getvalue().splitlines()
-    assert "partial answer" in lines
-    assert "◷ stopped: time limit reached · 1 step · 1 min 00 s" in lines
 
 
 # ── packaging ───────────────────────────────────────────────────────────────
