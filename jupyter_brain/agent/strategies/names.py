@@ -1,7 +1,8 @@
 """The strategy names, in one place: the keys, the choices a user may pick, their aliases.
 
-Plain Python on purpose (no pydantic, no strategy classes): the notebook extension reads
-``STRATEGY_CHOICES`` at ``%load_ext`` time, which must stay fast.
+Plain Python on purpose (no pydantic, no strategy classes): the notebook layer builds its
+flags and its ``strategy`` setting from ``STRATEGY_CHOICES`` (on first use, so ``%load_ext``
+stays fast), and the strategy classes take their keys from here.
 """
 
 from __future__ import annotations
