@@ -1,4 +1,5 @@
-"""Workspace rendering: fresh, stable, bounded, and never part of history."""
+"""The notebook workspace sections (variables, files, recent cells): fresh per request
+and never part of history (the Workspace renderer itself: tests/agent/test_workspace.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import pytest
 from jupyter_brain.agent.events import EventLog
 from jupyter_brain.agent.harness import AgentHarness
 from jupyter_brain.agent.tools import AgentToolRegistry, tool
-from jupyter_brain.agent.workspace import Workspace, WorkspaceSection
 from jupyter_brain.providers.scripted import ScriptedProvider
 from jupyter_brain.tools.workspace_context import (
     directory_section,
@@ -15,53 +15,6 @@ from jupyter_brain.tools.workspace_context import (
     recent_cells_section,
     variables_section,
 )
-
-
-def words(text: str) -> int:
-    return len(text.split())
-
-
-def test_sections_render_in_order_and_the_render_is_stable() -> None:
-    state = {"n": 1}
-    ws = Workspace([WorkspaceSection("A", lambda: f"value {state['n']}"), WorkspaceSection("B", lambda: "b")])
-    first = ws.render()
-    assert first == "<workspace>\n## A\nvalue 1\n## B\nb\n</workspace>"
-    assert ws.render() == first
-    state["n"] = 2
-    assert "value 2" in ws.render()
-
-
-def test_memory_addresses_are_removed_so_the_text_is_cacheable() -> None:
-    class Thing:
-        pass
-
-    thing = Thing()
-    ws = Workspace([WorkspaceSection("V", lambda: repr(thing))])
-    assert "0x" not in ws.render()
-
-
-def test_a_failing_section_is_a_note_not_an_exception() -> None:
-    def broken() -> str:
-        raise RuntimeError("no disk")
-
-    assert "(unavailable: RuntimeError: no disk)" in Workspace([WorkspaceSection("Files", broken)]).render()
-
-
-def test_budget_clips_the_largest_section_and_says_so() -> None:
-    big = "\n".join(f"line {i} with several words in it" for i in range(500))
-    ws = Workspace([WorkspaceSection("Big", lambda: big, weight=1), WorkspaceSection("Small", lambda: "tiny")],
-                   budget_tokens=300, count=words)
-    text = ws.render()
-    assert words(text) <= 300
-    assert "more lines not shown" in text
-    assert text.rstrip().endswith("## Small\ntiny\n</workspace>")
-
-
-def test_unused_share_goes_to_sections_that_need_it() -> None:
-    big = "\n".join(f"row {i}" for i in range(100))
-    ws = Workspace([WorkspaceSection("Small", lambda: "x", weight=5), WorkspaceSection("Big", lambda: big, weight=1)],
-                   budget_tokens=260, count=words)
-    assert "more lines not shown" not in ws.render()
 
 
 def test_variables_section_lists_types_and_shapes_without_callables() -> None:

@@ -1,11 +1,4 @@
-"""Checkpoints: what a file held before the agent wrote it, and undo per turn.
-
-The write tools call ``CheckpointStore.snapshot(path)`` before every write and
-``record_write(path, data)`` after it. The *first* snapshot of a path in a turn is the
-one undo needs (the file as it was before the turn); later writes of the same path in
-that turn only update the hash of what the agent wrote last. ``undo_last_turn`` puts
-back every file of the session's most recent turn-with-writes, newest write first, and
-marks that turn undone, so the next undo goes one turn further back.
+"""The checkpoint store: previous file contents per session and turn, in SQLite.
 
 Storage (under ``root_dir``, by default ``<data_dir>/checkpoints/``):
 
@@ -16,11 +9,6 @@ transaction, so a crash can never leave an index row pointing at a missing blob 
 blob nobody references; the write tools cap files at a few MB, where SQLite reads and
 writes BLOBs as fast as the file system; and the whole store is one file to copy,
 inspect or delete.
-
-Conflicts: for each file the store remembers the hash of what the agent wrote. When
-undo finds something else there (the user edited or deleted the file since), it
-restores nothing and reports the conflicts instead — a turn is undone completely or not
-at all — unless ``force=True``, which overwrites the user's changes too.
 
 Which turn a snapshot belongs to: ``begin_turn(session_id, turn_id)`` (called by the
 harness at turn start) makes it the store's current turn and the store the process's
@@ -33,17 +21,18 @@ folder — after a kernel restart — sees everything.
 
 from __future__ import annotations
 
-import hashlib
-import os
+import builtins
 import sqlite3
 import stat
-import tempfile
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+
+from .files import absolute_path, content_hash, existing_ancestor
+from .undo import UndoReport, undo_last_turn
 
 DEFAULT_SESSION = "default"
 MAX_SNAPSHOT_BYTES = 50_000_000
@@ -110,63 +99,6 @@ class Checkpoint:
     @property
     def when(self) -> str:
         return datetime.fromtimestamp(self.created).strftime("%Y-%m-%d %H:%M:%S")
-
-
-@dataclass
-class UndoReport:
-    """What ``undo_last_turn`` did (or would not do)."""
-
-    session_id: str
-    turn_id: str | None = None  # None: nothing to undo
-    restored: list[str] = field(default_factory=list)  # put back to the previous content
-    deleted: list[str] = field(default_factory=list)  # created by the turn, removed
-    unchanged: list[str] = field(default_factory=list)  # already as before the turn
-    conflicts: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
-    errors: list[tuple[str, str]] = field(default_factory=list)  # (path, OS error)
-    forced: bool = False
-    root: str | None = None  # paths are shown relative to this folder when inside it
-    turn_label: str | None = None  # how to name the turn when shown (e.g. "3", its number)
-
-    @property
-    def undone(self) -> bool:
-        """Whether the turn is now marked undone."""
-        return self.turn_id is not None and not (self.conflicts and not self.forced)
-
-    @property
-    def ok(self) -> bool:
-        return self.undone and not self.errors
-
-    def _show(self, path: str) -> str:
-        return display_path(path, self.root)
-
-    def __str__(self) -> str:
-        if self.turn_id is None:
-            return f"Nothing to undo: session {self.session_id!r} has no turns with file writes left."
-        head = f"turn {self.turn_label or self.turn_id} of session {self.session_id!r}"
-        if self.conflicts and not self.forced:
-            lines = [f"Nothing was undone for {head}: {len(self.conflicts)} file"
-                     f"{'s' * (len(self.conflicts) != 1)} changed since the agent wrote "
-                     f"{'them' if len(self.conflicts) != 1 else 'it'}:"]
-            lines += [f"  conflict  {self._show(p)} ({why})" for p, why in self.conflicts]
-            lines.append("Keep your changes, or undo with --force (force=True) to overwrite them.")
-            return "\n".join(lines)
-        lines = [f"Undid {head}:"]
-        lines += [f"  restored  {self._show(p)}" for p in self.restored]
-        lines += [f"  deleted   {self._show(p)}" for p in self.deleted]
-        lines += [f"  unchanged {self._show(p)} (already as before the turn)" for p in self.unchanged]
-        lines += [f"  forced    {self._show(p)} (overwrote: {why})" for p, why in self.conflicts]
-        lines += [f"  FAILED    {self._show(p)}: {why}" for p, why in self.errors]
-        return "\n".join(lines)
-
-
-def display_path(path: str, root: str | Path | None = None) -> str:
-    """``path`` relative to ``root`` when it lies inside it, else as it is."""
-    if root:
-        try:
-            return Path(path).relative_to(Path(root).resolve()).as_posix()
-        except ValueError:
-            pass
-    return str(path)
 
 
 _ACTIVE: CheckpointStore | None = None
@@ -249,7 +181,7 @@ class CheckpointStore:
         In a turn, only the first snapshot of a path is kept; later calls return it.
         Raises ``ValueError`` for folders, special files and files over the size limit.
         """
-        target = _absolute(path)
+        target = absolute_path(path)
         with self._lock:
             if session_id is None or turn_id is None:
                 current_session, current_turn = self._turn()
@@ -261,8 +193,8 @@ class CheckpointStore:
             if existing is not None:
                 return existing
             data, mode = self._read(target)
-            sha = _sha(data) if data is not None else None
-            base_dir = _existing_ancestor(target.parent)
+            sha = content_hash(data) if data is not None else None
+            base_dir = existing_ancestor(target.parent)
             with _transaction(self._db):
                 if data is not None:
                     self._db.execute("INSERT OR IGNORE INTO blobs (sha, size, data) VALUES (?, ?, ?)",
@@ -280,7 +212,7 @@ class CheckpointStore:
     def record_write(self, path: str | Path, data: bytes | None, *, session_id: str | None = None,
                      turn_id: str | None = None) -> None:
         """After a write: remember what the agent left in ``path`` (None: it deleted it)."""
-        target = str(_absolute(path))
+        target = str(absolute_path(path))
         with self._lock:
             if session_id is None or turn_id is None:
                 current_session, current_turn = self._turn()
@@ -289,7 +221,7 @@ class CheckpointStore:
             self._db.execute(
                 "UPDATE checkpoints SET written = 1, after_exists = ?, after_sha = ?, after_size = ? "
                 "WHERE session_id = ? AND turn_id = ? AND path = ?",
-                (int(data is not None), None if data is None else _sha(data), None if data is None else len(data),
+                (int(data is not None), None if data is None else content_hash(data), None if data is None else len(data),
                  session_id, turn_id, target),
             )
 
@@ -308,7 +240,8 @@ class CheckpointStore:
         with self._lock:
             return [_row(r) for r in self._db.execute(sql, params).fetchall()]
 
-    def checkpoints_of(self, session_id: str, turn_id: str) -> list[Checkpoint]:
+    # builtins.list: inside this class, ``list`` is the method above
+    def checkpoints_of(self, session_id: str, turn_id: str) -> builtins.list[Checkpoint]:
         """One turn's checkpoints in the order they were taken."""
         with self._lock:
             rows = self._db.execute(_SELECT + " WHERE c.session_id = ? AND c.turn_id = ? ORDER BY c.id",
@@ -323,46 +256,14 @@ class CheckpointStore:
         and the turn stays as it is, unless ``force``. ``root`` only shortens the paths
         the report prints.
         """
-        session_id = str(session_id)
         with self._lock:
-            report = UndoReport(session_id, forced=force, root=str(Path(root).resolve()) if root else None)
-            turns = self.turns_with_writes(session_id)
-            if not turns:
-                return report
-            report.turn_id = turn_id = turns[0]
-            checkpoints = list(reversed(self.checkpoints_of(session_id, turn_id)))
-            plans = []
-            for cp in checkpoints:
-                now = _state(Path(cp.path))
-                before = cp.sha if cp.existed else None
-                expected = (cp.after_sha if cp.written else before)
-                if now == before:
-                    plans.append((cp, "unchanged"))
-                    continue
-                if now != expected:
-                    report.conflicts.append((cp.path, _conflict_reason(now, expected)))
-                plans.append((cp, "restore"))
-            if report.conflicts and not force:
-                return report
-            for cp, plan in plans:
-                if plan == "unchanged":
-                    report.unchanged.append(cp.path)
-                    continue
-                try:
-                    if cp.existed:
-                        data = self.content(cp)
-                        if data is None:
-                            raise OSError(f"the saved content {cp.sha} is missing from the store")
-                        atomic_write(Path(cp.path), data, cp.mode)
-                        report.restored.append(cp.path)
-                    else:
-                        _remove(Path(cp.path), cp)
-                        report.deleted.append(cp.path)
-                except OSError as exc:
-                    report.errors.append((cp.path, exc.strerror or str(exc)))
+            return undo_last_turn(self, str(session_id), force=force, root=root)
+
+    def mark_undone(self, session_id: str, turn_id: str) -> None:
+        """Mark a turn undone, so the next undo goes one turn further back."""
+        with self._lock:
             self._db.execute("UPDATE turns SET undone = ? WHERE session_id = ? AND turn_id = ?",
                              (time.time(), session_id, turn_id))
-            return report
 
     # helpers -------------------------------------------------------------------------
     def _get(self, session_id: str, turn_id: str, path: str) -> Checkpoint | None:
@@ -404,96 +305,3 @@ class _transaction:
 
     def __exit__(self, kind, value, tb) -> None:
         self.db.execute("COMMIT" if kind is None else "ROLLBACK")
-
-
-def _absolute(path: str | Path) -> Path:
-    return Path(os.path.realpath(os.path.abspath(os.fspath(path))))
-
-
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def _state(path: Path) -> str | None:
-    """SHA-256 of the file now; None when it does not exist; a marker for non-files."""
-    try:
-        if path.is_dir():
-            return "<folder>"
-        return _sha(path.read_bytes())
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        return f"<unreadable: {exc.strerror}>"
-
-
-def _conflict_reason(now: str | None, expected: str | None) -> str:
-    if now is None:
-        return "deleted since the agent wrote it"
-    if expected is None:
-        return "created again since the agent deleted it"
-    if now.startswith("<"):
-        return f"now {now.strip('<>')}"
-    return "changed since the agent wrote it"
-
-
-def _existing_ancestor(folder: Path) -> Path:
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    return folder
-
-
-def _remove(path: Path, cp: Checkpoint) -> None:
-    """Delete a file the turn created, then the folders it had to create for it."""
-    try:
-        path.unlink()
-    except FileNotFoundError:
-        pass
-    base = Path(cp.base_dir) if cp.base_dir else None
-    folder = path.parent
-    while base is not None and folder != base and folder.is_relative_to(base):
-        try:
-            folder.rmdir()  # only when empty
-        except OSError:
-            break
-        folder = folder.parent
-
-
-def default_file_mode() -> int:
-    """Permission bits a new file gets from ``open()`` under the current umask."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as handle:
-            for line in handle:
-                if line.startswith("Umask:"):
-                    return 0o666 & ~int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    mask = os.umask(0o022)  # elsewhere: read it by setting it (and put it back at once)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
-def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and
-    ``os.replace``, so readers see the old or the new content, never half of it.
-    ``mode`` (permission bits) defaults to the existing file's, or the umask's for a new file.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if mode is None:
-        try:
-            mode = stat.S_IMODE(path.stat().st_mode)
-        except FileNotFoundError:
-            mode = default_file_mode()
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise

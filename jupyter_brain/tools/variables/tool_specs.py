@@ -1,0 +1,81 @@
+"""``list_variables`` and ``inspect_variable``: the variable tools as the model sees them."""
+
+from __future__ import annotations
+
+import fnmatch
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from jupyter_brain.agent.tools import ToolSpec, tool
+
+from .access_path import resolve_access_path
+from .describe import describe
+from .kinds import is_callable_definition, type_name
+from .names import user_variable_names
+from .summary import summarize
+
+MAX_LISTED = 150
+
+
+def variable_tools(namespace: dict[str, Any]) -> list[ToolSpec]:
+    """``list_variables`` and ``inspect_variable`` over ``namespace`` (the kernel's ``user_ns``)."""
+
+    @tool(effect="read")
+    def list_variables(pattern: str | None = None, include_callables: bool = False) -> str:
+        """List the user's variables with their type and a short summary (shape, columns, length, value).
+
+        Modules and private names (starting with '_') are left out; functions and classes
+        only appear with include_callables.
+
+        Args:
+            pattern: only names matching this glob (e.g. 'df*') or containing this text; case-insensitive.
+            include_callables: also list functions and classes.
+        """
+        names = user_variable_names(namespace)
+        if pattern:
+            wanted = pattern.lower()
+            glob = any(ch in pattern for ch in "*?[")
+            names = [n for n in names if (fnmatch.fnmatch(n.lower(), wanted) if glob else wanted in n.lower())]
+        rows: list[tuple[str, str, str]] = []
+        hidden = 0
+        for name in names:
+            value = namespace[name]
+            if is_callable_definition(value) and not include_callables:
+                hidden += 1
+                continue
+            rows.append((name, type_name(value), summarize(value)))
+        notes = []
+        if hidden:
+            notes.append(f"{hidden} functions/classes hidden; pass include_callables=true to list them")
+        if not rows:
+            what = f" matching {pattern!r}" if pattern else ""
+            return f"No user variables{what}." + (f" ({notes[0]})" if notes else "")
+        shown = rows[:MAX_LISTED]
+        name_w = min(max(len(r[0]) for r in shown), 30)
+        type_w = min(max(len(r[1]) for r in shown), 20)
+        lines = [f"{name:<{name_w}}  {kind:<{type_w}}  {text}" for name, kind, text in shown]
+        if len(rows) > MAX_LISTED:
+            lines.append(f"… ({len(rows) - MAX_LISTED} more; narrow with pattern)")
+        header = f"{len(rows)} variable{'s' if len(rows) != 1 else ''}"
+        header += (f" ({'; '.join(notes)})" if notes else "") + ":"
+        return header + "\n" + "\n".join(lines)
+
+    @tool(effect="read")
+    def inspect_variable(name: str, rows: Annotated[int, Field(ge=1, le=50)] = 5) -> str:
+        """Show one variable in detail: DataFrames (dtypes, missing values, head, describe),
+        arrays (shape, dtype, stats, a slice), dicts (keys), functions (signature, source),
+        or a capped repr for anything else.
+
+        name may reach inside a variable with attribute and item lookups using literal
+        keys, e.g. df.columns, data['key'], items[0], model.coef_. Nothing is evaluated
+        or called; to compute something, use run_python.
+
+        Args:
+            name: variable name, optionally followed by .attribute or [literal] lookups.
+            rows: how many rows or items to show in previews.
+        """
+        value = resolve_access_path(namespace, name)
+        return describe(name.strip(), value, rows)
+
+    return [list_variables, inspect_variable]
