@@ -250,7 +250,7 @@ def cache_table(args, workspace, fetch) -> None:
         read = sum(s.cache_read_tokens for s in steps)
         steady = steps[1:]
         steady_total = sum(t for t in totals[1:])
-        shares = [s.cache_read_tokens / t for s, t in zip(steps, totals) if t]
+        shares = [s.cache_read_tokens / t for s, t in zip(steps, totals, strict=True) if t]
         print(f"{name:<16}{len(steps):>9}{r['compactions']:>13}{sum(s.input_tokens for s in steps):>8,}{read:>12,}"
               f"{sum(s.cache_creation_tokens for s in steps):>13,}{share(read, sum(totals)):>12}"
               f"{share(sum(s.cache_read_tokens for s in steady), steady_total):>9}"

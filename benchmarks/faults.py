@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from fault_scenarios import FAULT_KINDS, FaultRig, random_scenario, run_scenario  # noqa: E402
+from fault_scenarios import FAULT_KINDS, FaultRig, random_scenario, run_scenario
 
 
 def main() -> int:

@@ -152,7 +152,7 @@ class _LazyCaselessStrEnum(CaselessStrEnum):
         self._choices = choices
         super().__init__(None, **kwargs)
 
-    @property  # type: ignore[override]
+    @property
     def values(self) -> tuple[str, ...]:
         return self._choices()
 

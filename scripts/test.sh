@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install everything the test suite needs on a fresh machine, then run all tests:
-# Python unit/integration tests, the front-end's vitest suite, the example notebooks
-# under nbval, and the real-browser check (JupyterLab + headless Debian Chromium).
+# ruff and mypy (rules in pyproject.toml), Python unit/integration tests, the front-end's
+# vitest suite, the example notebooks under nbval, and the real-browser check (JupyterLab +
+# headless Debian Chromium).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,4 +25,7 @@ fi
 export PYTHONUNBUFFERED=1
 # Tests never reach a real model: the notebooks would switch to one if a key were set.
 unset ANTHROPIC_API_KEY OPENAI_API_KEY OPENAI_BASE_URL JUPYTER_BRAIN_BASE_URL
+# Lint and type-check before the tests: any finding fails the run.
+"$VENV/bin/ruff" check jupyter_brain benchmarks scripts
+"$VENV/bin/mypy"  # the paths are in pyproject.toml: jupyter_brain/agent and jupyter_brain/providers
 "$VENV/bin/python" -m pytest tests notebooks --nbval -p no:cacheprovider "$@"

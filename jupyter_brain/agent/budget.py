@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 DEFAULT_MAX_REFLECTIONS = 4
 
@@ -17,7 +18,7 @@ class TurnBudget:
         max_steps: int = 6,
         max_reflections: int = DEFAULT_MAX_REFLECTIONS,
         *,
-        clock: callable = time.monotonic,  # type: ignore[valid-type]
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._clock = clock
         self.started = clock()

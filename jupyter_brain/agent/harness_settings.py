@@ -7,7 +7,6 @@ inside, they become this object, which the turn, the context fitter and the tool
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from .context import CompactionStrategy, compaction_strategy
 from .strategies import ReasoningStrategy, StrategyPreset, resolve_strategy
@@ -64,6 +63,17 @@ class HarnessSettings:
     def level(self) -> ThinkLevel:
         """``think_level`` as the enum (``__post_init__`` normalizes it)."""
         return ThinkLevel.from_string(self.think_level)
+
+    @property
+    def reasoning_strategy(self) -> ReasoningStrategy | None:
+        """``strategy`` as an instance (``__post_init__`` resolves it; this returns that one)."""
+        return resolve_strategy(self.strategy)
+
+    @property
+    def compactor(self) -> CompactionStrategy:
+        """``compaction`` as an instance (``__post_init__`` resolves it)."""
+        c = self.compaction
+        return compaction_strategy(c) if isinstance(c, str) else c
 
     def thinking_config(self) -> ThinkingConfig:
         return ThinkingConfig(

@@ -63,5 +63,5 @@ def redact_value(value: Any, redact: Callable[[str], str]) -> Any:
         return value if all(out[k] is value[k] for k in value) else out
     if isinstance(value, (list, tuple)):
         items = [redact_value(v, redact) for v in value]
-        return value if all(a is b for a, b in zip(items, value)) else type(value)(items)
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else type(value)(items)
     return value

@@ -34,7 +34,7 @@ def ask_on_stdin(call: Any, spec: Any, arguments: Any, *, ask: Callable[[str], s
         answer = ask(f"Allow {spec.name} ({spec.effect}) with {shown}? [y/N] ")
     except EOFError:
         return Approval(False, by="no_frontend", channel="stdin")
-    except Exception as exc:  # noqa: BLE001 - StdinNotImplementedError (nbclient, nbval)
+    except Exception as exc:  # StdinNotImplementedError (nbclient, nbval); anything else re-raised
         if type(exc).__name__ == "StdinNotImplementedError":
             return Approval(False, by="no_frontend", channel="stdin")
         raise

@@ -97,7 +97,7 @@ def execute(code: str, namespace: dict[str, Any], *, timeout_s: float = 60) -> s
                 watchdog.finish()
         except _ExecutionTimeout:
             timed_out = True
-        except BaseException as exc:  # user code may raise SystemExit or KeyboardInterrupt too
+        except BaseException as exc:  # noqa: BLE001 - user code may raise SystemExit or KeyboardInterrupt too
             error = exc
 
     parts = capture.render()
@@ -155,7 +155,7 @@ def _transform_magics(code: str) -> str:
 
         shell = get_ipython()
         return shell.transform_cell(code) if shell is not None else code
-    except Exception:
+    except Exception:  # noqa: BLE001 - a cell IPython cannot transform runs as written (and fails visibly)
         return code
 
 
@@ -236,9 +236,9 @@ class _Capture:
         with _install_lock:
             if _active_runs == 0:
                 if not isinstance(sys.stdout, _Router):
-                    sys.stdout = _Router(sys.stdout, "stdout")  # type: ignore[assignment]
+                    sys.stdout = _Router(sys.stdout, "stdout")
                 if not isinstance(sys.stderr, _Router):
-                    sys.stderr = _Router(sys.stderr, "stderr")  # type: ignore[assignment]
+                    sys.stderr = _Router(sys.stderr, "stderr")
             _active_runs += 1
         _local.stdout, _local.stderr = self.stdout, self.stderr
         return self
@@ -400,14 +400,14 @@ def _figure_title(manager: Any) -> str:
             return _clip("; ".join(repr(t) for t in titles[:3]), 200)
         count = len(figure.axes)
         return f"untitled, {count} subplot{'s' if count != 1 else ''}"
-    except Exception:
+    except Exception:  # noqa: BLE001 - a third-party figure must never fail the tool
         return "untitled"
 
 
 def _safe_repr(value: Any) -> str:
     try:
         return repr(value)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - a user's __repr__ may raise anything
         return f"<repr of {type(value).__name__} failed: {exc!r}>"
 
 

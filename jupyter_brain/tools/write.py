@@ -23,7 +23,7 @@ from pydantic import Field, ValidationError
 
 from jupyter_brain.agent.checkpoints import CheckpointStore, active_store, atomic_write
 from jupyter_brain.agent.tools import ToolError, ToolSpec, tool
-from jupyter_brain.tools.files import human_size, _text_encoding
+from jupyter_brain.tools.files import _text_encoding, human_size
 from jupyter_brain.tools.paths import WorkspaceRoot
 
 MAX_WRITE_BYTES = 2_000_000

@@ -8,7 +8,7 @@ front-end's TypeScript types (``jupyter_brain.widgets._schema``).
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -214,27 +214,25 @@ class TurnEnd(EventBase):
 
 
 Event = Annotated[
-    Union[
-        TurnStart,
-        StepStart,
-        TextDelta,
-        ThinkingDelta,
-        ThinkingEnd,
-        ToolCallStart,
-        ToolCallArgsDelta,
-        ToolCallArgs,
-        ToolCallEnd,
-        ReflectionEvent,
-        StrategyStepEvent,
-        UsageEvent,
-        ErrorEvent,
-        StepEnd,
-        CompactionEvent,
-        ContextWarning,
-        ApprovalRequest,
-        ApprovalDecision,
-        TurnEnd,
-    ],
+    TurnStart
+    | StepStart
+    | TextDelta
+    | ThinkingDelta
+    | ThinkingEnd
+    | ToolCallStart
+    | ToolCallArgsDelta
+    | ToolCallArgs
+    | ToolCallEnd
+    | ReflectionEvent
+    | StrategyStepEvent
+    | UsageEvent
+    | ErrorEvent
+    | StepEnd
+    | CompactionEvent
+    | ContextWarning
+    | ApprovalRequest
+    | ApprovalDecision
+    | TurnEnd,
     Field(discriminator="type"),
 ]
 

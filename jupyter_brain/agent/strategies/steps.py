@@ -6,7 +6,7 @@ Each kind is a small pydantic model with a ``kind`` tag, so a step travels as a 
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter
 
@@ -74,7 +74,7 @@ class FinalAnswer(StrategyStep):
 
 
 AnyStep = Annotated[
-    Union[Thought, Action, Observation, Reflection, Branch, FinalAnswer], Field(discriminator="kind")
+    Thought | Action | Observation | Reflection | Branch | FinalAnswer, Field(discriminator="kind")
 ]
 STEP_ADAPTER: TypeAdapter[AnyStep] = TypeAdapter(AnyStep)
 

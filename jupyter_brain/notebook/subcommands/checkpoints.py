@@ -33,7 +33,7 @@ def cmd_checkpoints(magics: Any, rest: list[str]) -> None:
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     print(f"Checkpoints of session {name} (newest first):")
     for row in rows:
-        print("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[4])
+        print("  " + "  ".join(c.ljust(w) for c, w in zip(row[:4], widths, strict=True)) + "  " + row[4])
 
 
 def cmd_undo(magics: Any, rest: list[str]) -> None:
