@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from dataclasses import replace
 from pathlib import Path
+
+from .tools import ToolError, ToolSpec, tool
 
 TOOL_MESSAGE_MAX_CHARS = 12_000
 PREVIEW_CHARS = 2_000
@@ -59,28 +62,37 @@ class ArtifactStore:
         return preview + note, handle
 
 
-def artifact_tool(store: ArtifactStore):
+def _read_part(store: ArtifactStore, handle: str, offset: int, length: int) -> str:
+    try:
+        text = store.get(handle)
+    except KeyError as exc:
+        raise ToolError(str(exc)) from None
+    offset = max(0, offset)  # a negative offset would slice from the end and misreport the rest
+    length = max(1, min(length, 10_000))
+    part = text[offset : offset + length]
+    rest = len(text) - (offset + len(part))
+    suffix = f"\n[{rest:,} more characters after offset {offset + len(part)}]" if rest > 0 else ""
+    return part + suffix
+
+
+# Built once: its argument model and schema are the same for every store. Inline: a dict
+# lookup or a local file read, fast and unable to block, so no hand-off to a worker thread.
+@tool(name="read_artifact", inline=True)
+def _read_artifact(handle: str, offset: int = 0, length: int = 8000) -> str:
+    """Read part of a large tool output that was stored as an artifact.
+
+    Args:
+        handle: the artifact handle from the truncated output
+        offset: character offset to start from
+        length: how many characters to read (at most 10000)
+    """
+    raise NotImplementedError("bound to a store by artifact_tool()")
+
+
+def artifact_tool(store: ArtifactStore) -> ToolSpec:
     """The read-only tool that pages through stored artifacts."""
-    from .tools import ToolError, tool
 
-    @tool(name="read_artifact")
     def read_artifact(handle: str, offset: int = 0, length: int = 8000) -> str:
-        """Read part of a large tool output that was stored as an artifact.
+        return _read_part(store, handle, offset, length)
 
-        Args:
-            handle: the artifact handle from the truncated output
-            offset: character offset to start from
-            length: how many characters to read (at most 10000)
-        """
-        try:
-            text = store.get(handle)
-        except KeyError as exc:
-            raise ToolError(str(exc)) from None
-        offset = max(0, offset)  # a negative offset would slice from the end and misreport the rest
-        length = max(1, min(length, 10_000))
-        part = text[offset : offset + length]
-        rest = len(text) - (offset + len(part))
-        suffix = f"\n[{rest:,} more characters after offset {offset + len(part)}]" if rest > 0 else ""
-        return part + suffix
-
-    return read_artifact
+    return replace(_read_artifact, fn=read_artifact, metadata=dict(_read_artifact.metadata))

@@ -28,6 +28,8 @@ class AgentCallbacks:
         """Call one hook if set; swallow and log its failure so the turn goes on."""
         fn = getattr(self, hook, None)
         if fn is None:
+            if type(self) is AgentCallbacks:  # the common case, several times a step: no hook
+                return
             # A subclass method is shadowed by the dataclass's None default: find it.
             method = getattr(type(self), hook, None)
             if not callable(method):
@@ -35,5 +37,5 @@ class AgentCallbacks:
             fn = method.__get__(self)
         try:
             fn(*args)
-        except Exception:  # noqa: BLE001 - a UI bug must never break the agent
+        except Exception:  # a UI bug must never break the agent
             log.exception("callback %s failed", hook)

@@ -27,7 +27,10 @@ class TurnCost:
 class SessionCostTracker:
     def __init__(self, prices: dict[str, ModelPrice] | None = None) -> None:
         self.prices = dict(PRICES if prices is None else prices)
-        self.turns: list[TurnCost] = []
+        self.turns: list[TurnCost] = []  # in order; ``_by_id`` finds one without a scan
+        self._by_id: dict[str, TurnCost] = {}
+        # (turn_id, (model, provider), price): a turn's calls share one price lookup.
+        self._price_memo: tuple[str, tuple[str | None, str | None], ModelPrice | None] | None = None
         self._lock = threading.Lock()
 
     def cost_of(self, usage: Usage, model: str | None, provider: str | None = None) -> float | None:
@@ -36,17 +39,29 @@ class SessionCostTracker:
 
     def record(self, turn_id: str, usage: Usage, model: str | None, provider: str | None = None) -> float | None:
         """Add usage to a turn (creating it on first use); returns this usage's cost."""
-        cost = self.cost_of(usage, model, provider)
         with self._lock:
-            turn = next((t for t in self.turns if t.turn_id == turn_id), None)
-            if turn is None:
+            memo = self._price_memo
+            if memo is None or memo[0] != turn_id or memo[1] != (model, provider):
+                memo = self._price_memo = (turn_id, (model, provider), price_for(model, provider, self.prices))
+            price = memo[2]
+            cost = None if price is None else price.cost(usage)
+            turn = self._by_id.get(turn_id)
+            if turn is None or not self._listed(turn):
                 turn = TurnCost(turn_id=turn_id, model=model)
                 self.turns.append(turn)
+                self._by_id[turn_id] = turn
             turn.usage = turn.usage + usage
             turn.cost_usd = None if (cost is None or turn.cost_usd is None) else turn.cost_usd + cost
         return cost
 
+    def _listed(self, turn: TurnCost) -> bool:
+        """Still in ``turns`` (a caller may have edited the list): O(1) for the running turn."""
+        return bool(self.turns) and self.turns[-1] is turn or any(t is turn for t in self.turns)
+
     def turn(self, turn_id: str) -> TurnCost | None:
+        found = self._by_id.get(turn_id)
+        if found is not None and self._listed(found):
+            return found
         return next((t for t in self.turns if t.turn_id == turn_id), None)
 
     @property

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .callbacks import AgentCallbacks
-from .events import EventBase, EventLog
+from .events import ErrorEvent, EventBase, EventLog
 from .redact import redact_value
 
 log = logging.getLogger("jupyter_brain.harness")
@@ -50,9 +50,9 @@ class EventEmitter:
             try:
                 self.extra(event)
             except KeyboardInterrupt:
-                if not (self.closing or event.type == "error"):
+                if not (self.closing or isinstance(event, ErrorEvent)):
                     raise
-            except Exception:  # noqa: BLE001 - a view bug must not end the turn
+            except Exception:  # a view bug must not end the turn
                 log.exception("on_event callback failed")
 
 

@@ -1,7 +1,8 @@
 """BoundedToolExecutor: runs the model's tool calls behind gates, with timeouts.
 
 Order of gates for each call: unknown tool → blocked this turn → permission denied →
-argument validation (with repair) → approval when the mode asks → run with a timeout.
+argument validation (with repair) → approval when the mode asks → run with a timeout on a
+worker thread (or, for a tool marked ``inline``, on the caller's thread without one).
 Whatever happens, the call ends as a ``ToolOutcome`` with text for the model: a tool
 that raises, hangs or gets bad arguments never breaks the turn.
 """
@@ -103,18 +104,32 @@ class ToolTurnState:
 
 
 class _Run:
-    """One tool invocation; ``done`` is set when it returns or raises."""
+    """One tool invocation on a worker thread; ``wait`` is true once it returned or raised.
+
+    Completion is a bare lock, held until the call ends: handing it over costs a fraction of
+    a ``threading.Event`` (a condition and a fresh lock per wait). Waiting on it is
+    interruptible by Ctrl-C just the same.
+    """
+
+    __slots__ = ("_done", "exc", "spec", "validated", "value")
 
     def __init__(self, spec: ToolSpec, validated: Any) -> None:
         self.spec = spec
         self.validated = validated
-        self.done = threading.Event()
         self.value: Any = None
         self.exc: BaseException | None = None
+        self._done = threading.Lock()
+        self._done.acquire()
 
     def start(self) -> _Run:
         _WORKERS.submit(self)
         return self
+
+    def wait(self, timeout: float) -> bool:
+        if self._done.acquire(timeout=min(max(0.0, timeout), threading.TIMEOUT_MAX)):
+            self._done.release()  # stays "done" for any later wait
+            return True
+        return False
 
     def execute(self) -> None:
         try:
@@ -122,7 +137,7 @@ class _Run:
         except BaseException as exc:  # noqa: BLE001 - reported to the model
             self.exc = exc
         finally:
-            self.done.set()
+            self._done.release()
 
 
 class _Workers:
@@ -248,7 +263,7 @@ class BoundedToolExecutor:
                 else:
                     approved.append((i, item))
             ran = self._run_wave([item for _, item in approved], wave_no, remaining_s)
-            for (i, _), outcome in zip(approved, ran):
+            for (i, _), outcome in zip(approved, ran, strict=True):
                 outcomes[i] = self._finish(outcome, state, on_end)
         return [outcomes[i] for i in range(len(calls))]
 
@@ -327,25 +342,46 @@ class BoundedToolExecutor:
     def _run_wave(self, items: list[tuple], wave: int, remaining_s: Callable[[], float]) -> list[ToolOutcome]:
         if not items:
             return []
+        # Worker calls start first, so inline ones of the same wave run while they do.
         runs = []
         for call, spec, validated, args, notes in items:
             start = time.perf_counter()
-            run = _Run(spec, validated).start()
-            runs.append([call, spec, validated, args, notes, run, start, False])
+            run = None if spec.inline else _Run(spec, validated).start()
+            runs.append((call, spec, validated, args, notes, run, start))
         outcomes = []
-        for entry in runs:
-            call, spec, validated, args, notes, run, start, _ = entry
-            outcome = self._await(call, spec, validated, run, start, wave, remaining_s)
+        for call, spec, validated, args, notes, run, start in runs:
+            if run is None:
+                outcome = self._run_inline(call, spec, validated, wave)
+            else:
+                outcome = self._await(call, spec, validated, run, start, wave, remaining_s)
             outcome.arguments, outcome.repaired, outcome.repair_notes = args, bool(notes), notes
             outcomes.append(outcome)
         return outcomes
+
+    def _run_inline(self, call: ToolCall, spec: ToolSpec, validated: Any, wave: int) -> ToolOutcome:
+        """A tool marked ``inline`` (fast, cannot block) runs on this thread: no hand-off,
+        and no timeout. Ctrl-C inside it propagates as while waiting for a worker; whatever
+        else it raises is reported to the model as from a worker."""
+        start = time.perf_counter()
+        try:
+            value = spec.invoke(validated)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - reported to the model
+            return self._failure(call, exc, wave, (time.perf_counter() - start) * 1000)
+        return self._returned(call, value, wave, (time.perf_counter() - start) * 1000)
+
+    def _returned(self, call: ToolCall, value: Any, wave: int, duration: float) -> ToolOutcome:
+        text = format_tool_output(value)
+        shown, handle = self.artifacts.offload(text, self.output_limit)
+        return ToolOutcome(call, "ok", shown, wave, duration, artifact=handle)
 
     def _await(self, call, spec, validated, run: _Run, start: float, wave: int, remaining_s) -> ToolOutcome:
         attempts = 1
         attempt_start = start  # calls of a wave run together: time each from its own start
         while True:
             left = spec.timeout_s - (time.perf_counter() - attempt_start)
-            finished = run.done.wait(max(0.0, min(left, remaining_s())))
+            finished = run.wait(min(left, remaining_s()))
             if finished:
                 break
             if spec.retry_on_timeout and attempts == 1 and remaining_s() > 0:
@@ -361,9 +397,7 @@ class BoundedToolExecutor:
         duration = (time.perf_counter() - start) * 1000
         if run.exc is not None:
             return self._failure(call, run.exc, wave, duration)
-        text = format_tool_output(run.value)
-        shown, handle = self.artifacts.offload(text, self.output_limit)
-        return ToolOutcome(call, "ok", shown, wave, duration, artifact=handle)
+        return self._returned(call, run.value, wave, duration)
 
     def _failure(self, call: ToolCall, exc: BaseException, wave: int, duration: float) -> ToolOutcome:
         if isinstance(exc, ToolError):

@@ -21,7 +21,7 @@ from .artifacts import ArtifactStore, artifact_tool
 from .callbacks import AgentCallbacks
 from .context import CompactionStrategy, ContextWarningTracker, context_window_for
 from .context.fitting import ContextFitter, offered_tools
-from .cost import SessionCostTracker
+from .cost import ModelPrice, SessionCostTracker, price_for
 from .emitter import EventEmitter
 from .events import EventLog
 from .executor import Approver, BoundedToolExecutor
@@ -126,6 +126,7 @@ class AgentHarness:
             enable_validation=enable_tool_validation, approver=approver, output_limit=TOOL_MESSAGE_MAX_CHARS,
         )
         self._turn_lock = threading.Lock()
+        self._price_memo: tuple[tuple[str | None, str | None], ModelPrice | None] | None = None
 
     # settings read by views, the notebook layer and tests --------------------------------
     @property
@@ -146,11 +147,11 @@ class AgentHarness:
 
     @property
     def strategy(self) -> ReasoningStrategy | None:
-        return self.settings.strategy  # type: ignore[return-value] - resolved in HarnessSettings
+        return self.settings.reasoning_strategy
 
     @property
     def compaction(self) -> CompactionStrategy:
-        return self.settings.compaction  # type: ignore[return-value] - resolved in HarnessSettings
+        return self.settings.compactor
 
     @property
     def auto_compact(self) -> bool:
@@ -225,4 +226,7 @@ class AgentHarness:
         provider = getattr(self.provider, "name", None)
         if self.cost_tracker is not None:
             return self.cost_tracker.record(turn_id, usage, model, provider)
-        return SessionCostTracker().cost_of(usage, model, provider)
+        if self._price_memo is None or self._price_memo[0] != (model, provider):  # looked up once
+            self._price_memo = ((model, provider), price_for(model, provider))
+        price = self._price_memo[1]
+        return None if price is None else price.cost(usage)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 import json
 import re
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
@@ -51,6 +52,9 @@ class NonRetryableToolError(ToolError):
     """A tool failed for good: it is blocked for the rest of the turn."""
 
 
+_SCHEMAS: weakref.WeakKeyDictionary[type[BaseModel], dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
 @dataclass
 class ToolSpec:
     name: str
@@ -62,11 +66,16 @@ class ToolSpec:
 
     @cached_property
     def input_schema(self) -> dict[str, Any]:
-        """JSON schema of the arguments (built once: pydantic schema generation is slow)."""
-        schema = self.args_model.model_json_schema()
-        schema.pop("title", None)
-        for prop in schema.get("properties", {}).values():
-            prop.pop("title", None)
+        """JSON schema of the arguments (built once per argument model: pydantic schema
+        generation is slow, and specs that share a model, like each harness's
+        ``read_artifact``, share its schema)."""
+        schema = _SCHEMAS.get(self.args_model)
+        if schema is None:
+            schema = self.args_model.model_json_schema()
+            schema.pop("title", None)
+            for prop in schema.get("properties", {}).values():
+                prop.pop("title", None)
+            _SCHEMAS[self.args_model] = schema
         return schema
 
     def schema(self) -> dict[str, Any]:
@@ -85,6 +94,12 @@ class ToolSpec:
     def parallel_safe(self) -> bool:
         """Read tools may run beside each other; writes and executions run alone, in order."""
         return bool(self.metadata.get("parallel_safe", self.effect == "read"))
+
+    @property
+    def inline(self) -> bool:
+        """Run on the caller's thread (``@tool(inline=True)``), for tools that are fast and
+        cannot block: it saves the hand-off to a worker thread, but nothing times it out."""
+        return bool(self.metadata.get("inline", False))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)
@@ -126,6 +141,7 @@ def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
     params: dict[str, str] = {}
     section = "desc"
     current: str | None = None
+    arg_indent: int | None = None  # indentation of the last argument line
     for line in lines:
         header = line.strip().lower().rstrip(":")
         if header in ("args", "arguments", "parameters", "params"):
@@ -141,14 +157,13 @@ def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
                 continue
             match = _ARG_LINE.match(line)
             indent = len(line) - len(line.lstrip())
-            if match and (current is None or indent <= params.get("__indent__", indent)):
+            if match and (current is None or arg_indent is None or indent <= arg_indent):
                 current = match.group(1).lstrip("*")
                 numpy_type = bool(match.group(2))  # "path : str": the rest is a type, not text
                 params[current] = "" if numpy_type else match.group(3).strip()
-                params["__indent__"] = indent  # type: ignore[assignment]
+                arg_indent = indent
             elif current and line.strip():
                 params[current] = (params[current] + " " + line.strip()).strip()
-    params.pop("__indent__", None)
     return "\n".join(description).strip(), params
 
 
@@ -156,7 +171,7 @@ def _args_model(fn: Callable[..., Any], name: str, param_docs: dict[str, str]) -
     signature = inspect.signature(fn)
     try:
         hints = get_type_hints(fn, include_extras=True)
-    except Exception:  # unresolved forward refs: fall back to raw annotations
+    except Exception:  # noqa: BLE001 - evaluating annotations runs their code: fall back to raw annotations
         hints = {}
     fields: dict[str, Any] = {}
     for pname, param in signature.parameters.items():
@@ -192,7 +207,9 @@ def tool(
     """Turn a typed function into a ``ToolSpec``.
 
     ``effect`` says whether the tool only reads (always allowed) or writes / executes
-    (gated by the permission mode). Usable bare (``@tool``) or with options.
+    (gated by the permission mode). Usable bare (``@tool``) or with options. A tool runs on
+    a worker thread so that ``tool_timeout_s`` can stop waiting for it; ``inline=True``
+    runs it on the caller's thread instead (no timeout: only for tools that cannot hang).
     """
 
     def wrap(func: Callable[..., Any]) -> ToolSpec:
@@ -228,10 +245,9 @@ class AgentToolRegistry:
             self.register(t)
 
     def register(self, spec: ToolSpec | Callable[..., Any]) -> ToolSpec:
-        if not isinstance(spec, ToolSpec):
-            spec = tool(spec)
-        self._tools[spec.name] = spec
-        return spec
+        resolved: ToolSpec = spec if isinstance(spec, ToolSpec) else tool(spec)
+        self._tools[resolved.name] = resolved
+        return resolved
 
     def unregister(self, name: str) -> None:
         self._tools.pop(name, None)

@@ -19,7 +19,17 @@ from .budget import TurnBudget
 from .context.fitting import ContextFitter
 from .context.summary import summary_request
 from .emitter import EventEmitter
-from .events import ErrorEvent, ReflectionEvent, StepEnd, StepStart, ToolCallEnd, TurnEnd, TurnStart, TurnStatus, UsageEvent
+from .events import (
+    ErrorEvent,
+    ReflectionEvent,
+    StepEnd,
+    StepStart,
+    ToolCallEnd,
+    TurnEnd,
+    TurnStart,
+    TurnStatus,
+    UsageEvent,
+)
 from .executor import ToolTurnState
 from .history import answer_unanswered_calls
 from .model_stream import ModelCall, StrategyFeed
@@ -48,7 +58,7 @@ class Turn:
         self.turn_id = turn_id
         self.emit = emit
         self.cancel = cancel
-        self.persist = persist_history and harness.event_log is not None
+        self.history_log = harness.event_log if persist_history else None  # None: history not stored
         self.budget = TurnBudget(self.settings.timeout_s, self.settings.max_steps, self.settings.max_reflections)
         self.thinking = harness.thinking
         self.user_message = user_message
@@ -56,11 +66,13 @@ class Turn:
         self.messages: list[Message] = [*history, self.user_msg]
         self.first_new = len(history)
         self.persisted = len(history)  # messages[:persisted] are in the event log
+        self._prompt_at = len(history)  # where user_msg was last seen (see _index_of_prompt)
         self.status: TurnStatus = "completed"
         self.final_text = ""
         self.error: str | None = None
         self.step = 0
-        self.usage = Usage()
+        self.totals: dict[str, int] = dict.fromkeys(Usage.model_fields, 0)  # the turn's Usage, as ints
+        self.usage_estimated = False  # any call's usage was counted locally (Usage.estimated)
         self.cost: float | None = 0.0
         self.steps: list[StepRecord] = []
         self.tool_calls: list[ToolCallRecord] = []
@@ -70,6 +82,7 @@ class Turn:
         self.announced: set[str] = set()  # tool call ids whose ToolCallStart was emitted
         self.tool_state = ToolTurnState()
         self.tool_schemas = harness.offered_tools(history, user_message)  # fixed for the turn
+        self.native_thinking = has_native_thinking(harness.provider)  # fixed for the turn too
         self.system_prompt = harness.build_system_prompt()
         self.fitter: ContextFitter = harness.context_fitter(self.tool_schemas)
         self.tools = ToolStep(harness._executor, self.tool_state, self.tool_calls, self.announced,
@@ -95,10 +108,11 @@ class Turn:
 
     def _announce(self) -> None:
         s, provider = self.settings, self.harness.provider
+        strategy = s.reasoning_strategy
         self.emit(TurnStart(
             user_message=self.user_message, provider=getattr(provider, "name", ""),
             model=getattr(provider, "model", "") or "", think_level=s.level.value,
-            strategy=s.strategy.name if s.strategy else None, max_steps=s.max_steps, timeout_s=s.timeout_s,
+            strategy=strategy.name if strategy else None, max_steps=s.max_steps, timeout_s=s.timeout_s,
             reflect_every=s.reflect_every,
         ))
 
@@ -138,15 +152,15 @@ class Turn:
                 self.status = "interrupted"
                 return False
         self._maybe_reflect(step)
-        if self.persist:
+        if self.history_log is not None:
             # Committed together with the StepEnd below: one transaction per step.
-            self.harness.event_log.append_messages(self.session_id, self.turn_id, self.messages[self.persisted:])
+            self.history_log.append_messages(self.session_id, self.turn_id, self.messages[self.persisted:])
             self.persisted = len(self.messages)
         self.emit(StepEnd(step=step, stop_reason=result.stop_reason, tool_calls=len(result.tool_calls)))
         if not result.tool_calls:
             self.final_text = result.text
             return False
-        strategy = self.settings.strategy
+        strategy = self.settings.reasoning_strategy
         if strategy is not None and strategy.limit_reached(self.strategy_steps, step):
             self.status = "strategy_limit"
             return False
@@ -160,18 +174,18 @@ class Turn:
         if compacted:
             # The compacted history replaces the stored one (it is what the next cell
             # continues from); this turn's later messages append to it.
-            if self.persist:
-                self.harness.event_log.replace_history(self.session_id, self.messages)
+            if self.history_log is not None:
+                self.history_log.replace_history(self.session_id, self.messages)
             self.persisted = len(self.messages)
         return request
 
     def _model_call(self, request: list[Message], step: int) -> ModelCall:
         provider = self.harness.provider
-        native = has_native_thinking(provider)
+        native = self.native_thinking
         return ModelCall(
             provider=provider, request=request, tool_schemas=self.tool_schemas, step=step, emit=self.emit,
             callbacks=self.harness.callbacks,
-            strategy=StrategyFeed(self.settings.strategy, self.strategy_steps, step, self.emit),
+            strategy=StrategyFeed(self.settings.reasoning_strategy, self.strategy_steps, step, self.emit),
             timeout_s=max(1.0, self.budget.remaining_s()),
             thinking_budget=self.settings.level.token_budget if native else 0,
             stop=lambda: self._cancelled() or self.budget.is_expired(),
@@ -179,20 +193,29 @@ class Turn:
         )
 
     # accounting ------------------------------------------------------------------------
+    @property
+    def usage(self) -> Usage:
+        return Usage(**self.totals, estimated=self.usage_estimated)
+
     def _record_step(self, result: ProviderResult, step: int) -> None:
         usage = result.usage
         self.fitter.observe(usage.total_input_tokens)
-        cost = self._add_usage(usage)
-        fields = usage.model_dump()
+        fields = {name: getattr(usage, name) for name in self.totals}  # Usage's fields, read once
+        cost = self._add_usage(usage, fields)
         self.steps.append(StepRecord(
             step=step, text=result.text, thinking="\n\n".join(b.text for b in result.thinking),
             tool_calls=[c.id for c in result.tool_calls], stop_reason=result.stop_reason, **fields,
         ))
         self.emit(UsageEvent(step=step, **fields, cost_usd=cost))
 
-    def _add_usage(self, usage: Usage) -> float | None:
-        """Count a model call's usage and cost into the turn; returns the call's cost."""
-        self.usage = self.usage + usage
+    def _add_usage(self, usage: Usage, fields: dict[str, int] | None = None) -> float | None:
+        """Count a model call's usage (``fields``: its dump, when the caller has it) and cost
+        into the turn; returns the call's cost."""
+        totals = self.totals
+        for name in totals:
+            totals[name] += fields[name] if fields is not None else getattr(usage, name)
+        if getattr(usage, "estimated", False):
+            self.usage_estimated = True
         cost = self.harness.cost_of(usage, self.turn_id)
         self.cost = None if (cost is None or self.cost is None) else self.cost + cost
         return cost
@@ -244,9 +267,9 @@ class Turn:
                 messages[-1] = {**last, "content": _join(last.get("content", ""), self.final_text)}
             else:
                 messages.append({"role": "assistant", "content": self.final_text})
-        if self.persist:
-            self.harness.event_log.append_messages(self.session_id, self.turn_id, messages[self.persisted:])
-        totals = self.usage.model_dump()
+        if self.history_log is not None:
+            self.history_log.append_messages(self.session_id, self.turn_id, messages[self.persisted:])
+        totals = dict(self.totals)
         emit(TurnEnd(
             status=self.status, text=self.final_text, steps=len(self.steps), tool_calls=len(self.tool_calls),
             reflections=len(self.reflections), **totals, cost_usd=self.cost, duration_ms=duration * 1000,
@@ -269,7 +292,8 @@ class Turn:
             why = (f"I stopped because the turn reached its {s.timeout_s:g}s time limit before a final "
                    "answer. The history is kept: continue in a new cell, or allow more time (--timeout).")
         elif self.status == "strategy_limit":
-            name = s.strategy.name if s.strategy else "strategy"
+            strategy = s.reasoning_strategy
+            name = strategy.name if strategy else "strategy"
             why = (f"I stopped because the {name} strategy reached its own step or reflection limit. "
                    "The history is kept: continue in a new cell.")
         elif self.status == "interrupted":
@@ -284,11 +308,19 @@ class Turn:
         return redactor(text) if redactor is not None else Redactor()(text)
 
     def _index_of_prompt(self, default: int) -> int:
-        """Position of the turn's prompt (compaction moves it; it never replaces it)."""
-        for i in range(len(self.messages) - 1, -1, -1):
-            if self.messages[i] is self.user_msg:
+        """Position of the turn's prompt (compaction moves it; it never replaces it).
+
+        Where it was last seen is checked first: only a compaction moves it, so the scan
+        (linear in the history) runs only after one.
+        """
+        messages, hint = self.messages, self._prompt_at
+        if hint < len(messages) and messages[hint] is self.user_msg:
+            return hint
+        for i in range(len(messages) - 1, -1, -1):
+            if messages[i] is self.user_msg:
+                self._prompt_at = i
                 return i
-        return min(default, len(self.messages))
+        return min(default, len(messages))
 
 
 def _join(a: str, b: str) -> str:

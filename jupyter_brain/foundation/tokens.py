@@ -59,8 +59,9 @@ def _count_text_cached(text: str) -> int:
     return len(enc.encode_ordinary(text))
 
 
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+# json.dumps(value, ensure_ascii=False, sort_keys=True, default=str), without building an
+# encoder per call (this runs for every new message's tool-call arguments).
+_json = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str).encode
 
 
 class _IdentityCache:

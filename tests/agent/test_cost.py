@@ -157,3 +157,17 @@ def test_usage_add_and_total_input():
     u = Usage(input_tokens=1, output_tokens=2, cache_read_tokens=3, cache_creation_tokens=4)
     assert u + u == Usage(input_tokens=2, output_tokens=4, cache_read_tokens=6, cache_creation_tokens=8)
     assert u.total_input_tokens == 8
+
+
+def test_turns_found_by_id_and_priced_per_model():
+    tr = SessionCostTracker()
+    assert tr.record("a", Usage(input_tokens=M), "gpt-4o") == pytest.approx(2.5)
+    assert tr.record("b", Usage(input_tokens=M), "claude-sonnet-4-5") == pytest.approx(3.0)
+    # The model a provider reports can change within a turn: each call is priced by its own.
+    assert tr.record("b", Usage(input_tokens=M), "gpt-4o-mini") == pytest.approx(0.15)
+    assert tr.record("b", Usage(input_tokens=M), "mystery") is None
+    assert tr.turn("a").cost_usd == pytest.approx(2.5) and tr.turn("b").cost_usd is None
+    assert [t.turn_id for t in tr.turns] == ["a", "b"] and tr.turn("zzz") is None
+    tr.turns.clear()  # a caller may reset the list: recording starts a new entry
+    tr.record("a", Usage(output_tokens=1), "gpt-4o")
+    assert [t.turn_id for t in tr.turns] == ["a"] and tr.turn("a").usage == Usage(output_tokens=1)

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ...foundation.tokens import TokenCounter
 from ...providers.capabilities import ExactTokenCount
 from ..events import CompactionEvent, ContextWarning
 from .compaction import CompactionResult, CompactionStrategy, Summarizer
 from .levels import ContextLevelChange, ContextWarningTracker
 from .selection import select_tools
-from ...foundation.tokens import TokenCounter
 
 Message = dict[str, Any]
 Emit = Callable[[Any], None]
@@ -44,6 +44,28 @@ def offered_tools(schemas: list[dict[str, Any]], history: list[Message], user_me
     used = {c.get("name") for m in history for c in (m.get("tool_calls") or [])}
     recent = " ".join(str(m.get("content", "")) for m in history[-4:] if m.get("role") in ("user", "assistant"))
     return select_tools(schemas, f"{user_message} {recent}", max_tools, always={*used, "read_artifact"})
+
+
+# Tool schemas built by ``ToolSpec.schema()`` (name, description, the spec's input schema,
+# which is built once per argument model): the same list costs the same tokens every turn.
+_SCHEMA_KEYS = frozenset({"name", "description", "input_schema"})
+_TOOLS_TOKENS: dict[tuple[Any, ...], tuple[list[Any], int]] = {}
+
+
+def count_tools(counter: TokenCounter, schemas: list[dict[str, Any]]) -> int:
+    """``counter.count_tools(schemas)``, remembered per list of tools. The input schemas are
+    held by the cache, so the identity in its key cannot be reused by another object."""
+    if not all(s.keys() <= _SCHEMA_KEYS for s in schemas):
+        return counter.count_tools(schemas)
+    key = tuple((s.get("name"), s.get("description"), id(s.get("input_schema"))) for s in schemas)
+    hit = _TOOLS_TOKENS.get(key)
+    if hit is not None:
+        return hit[1]
+    tokens = counter.count_tools(schemas)
+    if len(_TOOLS_TOKENS) >= 256:
+        _TOOLS_TOKENS.clear()
+    _TOOLS_TOKENS[key] = ([s.get("input_schema") for s in schemas], tokens)
+    return tokens
 
 
 class ContextFitter:
@@ -80,6 +102,8 @@ class ContextFitter:
         self._counted_upto = 0
         self._counted_tokens = 0
         self._tools_tokens: int | None = None
+        self._system_key: list[tuple[Any, Any]] | None = None  # (role, content) of the system part counted
+        self._system_tokens = 0
 
     def fit(self, messages: list[Message], system_prompt: str, *, protect: int, goal: str,
             summarize: Summarizer, step: int, emit: Emit) -> tuple[bool, list[Message]]:
@@ -141,9 +165,14 @@ class ContextFitter:
             self._counted_tokens += count(message)
         self._counted_upto = len(messages)
         if self._tools_tokens is None:
-            self._tools_tokens = self.counter.count_tools(self.tool_schemas)
-        system = sum(count(m) for m in request[: len(request) - len(messages)])
-        self.last_request_raw = system + self._counted_tokens + self._tools_tokens
+            self._tools_tokens = count_tools(self.counter, self.tool_schemas)
+        # The system part (prompt, workspace render) is counted again only when its text
+        # changed: the prompt is fixed for the turn, the workspace rarely changes.
+        system_part = request[: len(request) - len(messages)]
+        key = [(m.get("role"), m.get("content")) for m in system_part]
+        if key != self._system_key:
+            self._system_key, self._system_tokens = key, sum(count(m) for m in system_part)
+        self.last_request_raw = self._system_tokens + self._counted_tokens + self._tools_tokens
         self.last_request_estimate = self.counter.calibrated(self.last_request_raw)
         return self.last_request_estimate
 

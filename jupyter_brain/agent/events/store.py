@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from .rows import MESSAGE_JSON, event_json, insert_rows
 from .schema import EVENT_ADAPTER, Event, EventBase, TurnEnd, TurnStart
 
 _SCHEMA = """
@@ -58,6 +59,7 @@ CREATE TABLE IF NOT EXISTS records (
 
 
 _MERGEABLE = ("text_delta", "thinking_delta")
+_SPECIAL = frozenset({*_MERGEABLE, "turn_start", "step_end", "turn_end"})
 GROUP_COMMIT_S = 0.02  # step ends closer together than this share one transaction
 
 
@@ -114,13 +116,36 @@ class EventLog:
         self._pending_events: list[tuple] = []
         self._pending_turns: list[tuple] = []
         self._turn_updates: list[tuple] = []
-        self._pending_messages: list[tuple[str, str, dict[str, Any]]] = []
+        self._pending_messages: list[tuple[str, str, str]] = []  # (session, turn, JSON)
         self._flush_every = flush_every
         self._redact = redact  # callable str -> str, applied to everything written
 
     # writing ---------------------------------------------------------------
     def append(self, event: EventBase) -> None:
+        """Buffer one event. It is serialised now, on the caller's thread (a snapshot of the
+        event as emitted): the writer thread then holds the GIL only briefly, which is what
+        the agent loop would otherwise wait for. Deltas stay objects until they are merged."""
         etype = getattr(event, "type", "")
+        if etype in _MERGEABLE:
+            self._append_special(event, etype, None)
+            return
+        try:
+            row = (event.session_id, event.turn_id, event.seq, etype, event_json(event))
+        except Exception as exc:
+            self.last_error = exc  # e.g. a value JSON cannot hold: this event is not stored
+            raise
+        if etype not in _SPECIAL:  # most events: only buffered
+            with self._lock:
+                pending = self._pending_events
+                pending.append(row)
+                if len(pending) >= self._flush_every:
+                    self._handoff()
+            return
+        self._append_special(event, etype, row)
+
+    def _append_special(self, event: EventBase, etype: str, row: tuple | None) -> None:
+        """Deltas (merged), and the events that start or end a turn or a step."""
+        last: tuple | None = None  # a turn's last batch, when this thread writes it itself
         with self._lock:
             if etype in _MERGEABLE and self._pending_events:
                 # Consecutive deltas of one step are stored as one row: replay renders the
@@ -134,12 +159,12 @@ class EventLog:
                 self._pending_turns.append(
                     (event.turn_id, event.session_id, event.ts, self._scrub(event.user_message))
                 )
-            if etype in _MERGEABLE:
+            if row is None:  # a delta: serialised by the writer, once no more text can join it
                 self._pending_events.append(
                     (event.session_id, event.turn_id, event.seq, etype, event, event.step, event.text)  # type: ignore[attr-defined]
                 )
             else:
-                self._pending_events.append((event.session_id, event.turn_id, event.seq, etype, event))
+                self._pending_events.append(row)
             if isinstance(event, TurnEnd):
                 self._turn_updates.append(
                     (event.ts, event.status, self._scrub(event.text), event.turn_id)
@@ -151,32 +176,77 @@ class EventLog:
                     self._handoff()
                 else:
                     self._boundary_pending = True
-            elif etype == "turn_end" or len(self._pending_events) >= self._flush_every:
+            elif etype == "turn_end":
+                # Nothing queued and the database free: write the last batch on this thread
+                # (taking the database before letting go of the buffer keeps the order of
+                # writes), which saves waking the writer and waiting to be woken in turn.
+                if self._queue.unfinished_tasks == 0 and self._db_lock.acquire(blocking=False):
+                    last = self._detach()
+                    if last is None:
+                        self._db_lock.release()
+                else:
+                    self._handoff()
+            elif len(self._pending_events) >= self._flush_every:
                 self._handoff()
-        if etype == "turn_end":
+        if last is not None:
+            self._write_here(last)
+        elif etype == "turn_end":
             # Once per turn, wait: a finished turn is on disk for any other reader.
             self._queue.join()
 
+    def _write_here(self, batch: tuple) -> None:
+        """Commit ``batch`` on the calling thread, which holds ``_db_lock``; errors as in the
+        writer thread. Interrupted (Ctrl-C), the batch goes to the writer thread instead."""
+        try:
+            self._write(*batch)
+        except Exception as exc:  # noqa: BLE001 - a full disk must not kill the kernel
+            self.last_error = exc
+            logging.getLogger("jupyter_brain.events").error("event log write failed: %s", exc)
+        except BaseException:
+            self._queue.put(batch)  # rolled back: the writer commits it
+            raise
+        finally:
+            self._db_lock.release()
+
     def _row(self, pending: tuple) -> tuple[str, str, int, str, str]:
         session_id, turn_id, seq, etype, event = pending[:5]
-        if etype in _MERGEABLE and pending[6] != event.text:
-            event = event.model_copy(update={"text": pending[6]})
-        return session_id, turn_id, seq, etype, self._scrub(event.model_dump_json())
+        text = pending[6] if etype in _MERGEABLE and pending[6] != event.text else None
+        return session_id, turn_id, seq, etype, self._scrub(event_json(event, text))
+
+    def _event_values(self, pending: list[tuple]) -> list[Any]:
+        """The rows of ``pending`` events (serialised already, or deltas), flattened for
+        ``insert_rows``."""
+        values: list[Any] = []
+        redact = self._redact
+        for p in pending:
+            if len(p) != 5:
+                values += self._row(p)
+            elif redact is None:
+                values += p
+            else:
+                values += (p[0], p[1], p[2], p[3], redact(p[4]))
+        return values
 
     def _scrub(self, text: str) -> str:
         return self._redact(text) if self._redact is not None else text
 
     def _handoff(self) -> None:
         """Give the pending rows to the writer thread (caller holds ``_lock``)."""
+        batch = self._detach()
+        if batch is not None:
+            self._queue.put(batch)
+
+    def _detach(self) -> tuple | None:
+        """Take the pending rows as one batch, None when there are none (caller holds ``_lock``)."""
         self._boundary_pending = False
         self._last_handoff = time.monotonic()
         if not (self._pending_events or self._pending_turns or self._turn_updates
                 or self._pending_messages):
-            return
+            return None
         batch = (self._pending_turns, self._pending_events, self._turn_updates, self._pending_messages)
         self._pending_turns, self._pending_events = [], []
         self._turn_updates, self._pending_messages = [], []
-        self._queue.put(batch)
+        return batch
 
     def sync(self) -> None:
         """Wait until the writer has committed every batch handed to it so far.
@@ -226,17 +296,15 @@ class EventLog:
                     (turn_id, session_id, idx, started, user_message),
                 )
             if events:
-                db.executemany(
-                    "INSERT INTO events(session_id, turn_id, seq, type, data) VALUES (?, ?, ?, ?, ?)",
-                    [self._row(p) for p in events],
-                )
+                insert_rows(db, "events(session_id, turn_id, seq, type, data)", 5, self._event_values(events))
             if updates:
                 db.executemany("UPDATE turns SET ended = ?, status = ?, text = ? WHERE turn_id = ?", updates)
             if messages:
-                db.executemany(
-                    "INSERT INTO messages(session_id, turn_id, data) VALUES (?, ?, ?)",
-                    [(sid, tid, self._scrub(json.dumps(m, default=str))) for sid, tid, m in messages],
-                )
+                values: list[Any] = []
+                redact = self._redact
+                for sid, tid, data in messages:
+                    values += (sid, tid, data if redact is None else redact(data))
+                insert_rows(db, "messages(session_id, turn_id, data)", 3, values)
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
@@ -247,13 +315,22 @@ class EventLog:
 
         They are committed with the next step or turn boundary, in the same transaction
         as that step's events, so the log and the history never disagree after a crash.
+        Like events, they are serialised now, on the caller's thread.
         """
+        encode = MESSAGE_JSON.encode
+        rows = []
+        for m in messages:
+            try:
+                rows.append((session_id, turn_id, encode(m)))
+            except Exception as exc:  # noqa: BLE001 - e.g. a circular message: not stored, the turn goes on
+                self.last_error = exc
+                logging.getLogger("jupyter_brain.events").error("event log write failed: %s", exc)
         with self._lock:
-            self._pending_messages.extend((session_id, turn_id, m) for m in messages)
+            self._pending_messages.extend(rows)
 
     def replace_history(self, session_id: str, messages: list[dict[str, Any]]) -> None:
         """Store a rewritten history (reset, compaction) in one transaction."""
-        rows = [(session_id, "", self._scrub(json.dumps(m, default=str))) for m in messages]
+        rows = [(session_id, "", self._scrub(MESSAGE_JSON.encode(m))) for m in messages]
         self.flush()
         with self._db_lock:
             self._db.execute("BEGIN")
