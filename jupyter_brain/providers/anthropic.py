@@ -20,6 +20,9 @@ tools stay cached.
 Thinking blocks are sent back unchanged with their signatures (the API verifies them in
 the tool loop). Unsigned thinking (e.g. from a session that began on another provider)
 cannot be verified by the API and is dropped from the request.
+
+How the event stream becomes a result (refusals, calls cut by ``max_tokens``, spliced or
+unterminated streams) is ``anthropic_stream.py``.
 """
 
 from __future__ import annotations
@@ -29,23 +32,18 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from jupyter_brain.providers.anthropic_stream import StreamAssembler
 from jupyter_brain.providers.base import (
     Message,
     ProviderError,
-    ProviderResult,
-    StopReason,
     StreamEvent,
-    ThinkingBlock,
-    ToolCall,
-    ToolSchema,
-    Usage,
     StreamingProvider,
+    ToolSchema,
 )
 from jupyter_brain.providers.sdk_support import (
     estimate_tokens,
     guarded,
     map_sdk_error,
-    parse_arguments,
     transport_errors,
 )
 
@@ -53,12 +51,6 @@ DEFAULT_MODEL = "claude-sonnet-4-6"  # current Sonnet that accepts budgeted thin
 DEFAULT_MAX_TOKENS = 8192
 MIN_THINKING_BUDGET = 1024
 _CACHE = {"type": "ephemeral"}
-_STOP_REASONS: dict[str, StopReason] = {
-    "end_turn": "end_turn",
-    "tool_use": "tool_use",
-    "max_tokens": "max_tokens",
-    "stop_sequence": "stop_sequence",
-}
 _MISSING_KEY = (
     "no Anthropic API key: set the ANTHROPIC_API_KEY environment variable "
     "(e.g. os.environ['ANTHROPIC_API_KEY'] = '...' before creating the provider) "
@@ -97,6 +89,8 @@ class AnthropicProvider(StreamingProvider):
         import anthropic
 
         self._sdk = anthropic
+        # What a request can raise: the SDK's errors and the HTTP layer's.
+        self._call_errors: tuple[type[BaseException], ...] = (anthropic.AnthropicError, *transport_errors())
         self._client = anthropic.Anthropic(
             api_key=key, base_url=self.base_url, timeout=timeout, max_retries=max_retries
         )
@@ -145,7 +139,8 @@ class AnthropicProvider(StreamingProvider):
         params = self.request_params(messages, tools, thinking_budget)
         stream = self._open(params, timeout_s)
         try:
-            yield from _StreamAssembler(self.model).run(guarded(stream, self._sdk.AnthropicError, self._error))
+            assembler = StreamAssembler(self.model, messages, tools)
+            yield from assembler.run(guarded(stream, self._sdk.AnthropicError, self._error))
         finally:
             stream.close()
 
@@ -168,7 +163,7 @@ class AnthropicProvider(StreamingProvider):
         except self._sdk.NotFoundError:
             self._count_endpoint_missing = True  # a gateway without it: stop asking
             return None
-        except (self._sdk.AnthropicError, *transport_errors()):
+        except self._call_errors:
             return None
 
     # -- internals -------------------------------------------------------------------
@@ -186,7 +181,7 @@ class AnthropicProvider(StreamingProvider):
                 **{k: v for k, v in params["thinking"].items() if k == "display"},
             }
             return self._open(params, timeout_s)
-        except (self._sdk.AnthropicError, *transport_errors()) as err:
+        except self._call_errors as err:
             raise self._error(err) from None
 
     def _error(self, err: BaseException, *, mid_stream: bool = False) -> ProviderError:
@@ -196,142 +191,12 @@ class AnthropicProvider(StreamingProvider):
         return mapped
 
 
+_StreamAssembler = StreamAssembler  # the name before the assembler had its own module
+
+
 def _wants_adaptive(err: Any, params: dict[str, Any]) -> bool:
     thinking = params.get("thinking") or {}
     return thinking.get("type") == "enabled" and "thinking.type.enabled" in str(err)
-
-
-class _StreamAssembler:
-    """Turns raw Messages-API stream events into StreamEvents and a final result."""
-
-    def __init__(self, model: str) -> None:
-        self.model = model
-        self.blocks: dict[int, dict[str, Any]] = {}
-        self.text: list[str] = []
-        self.thinking: list[ThinkingBlock] = []
-        self.tool_calls: list[ToolCall] = []
-        self.usage = Usage()
-        self.stop_reason: StopReason = "end_turn"
-        self.finished = False
-
-    def run(self, events: Iterator[Any]) -> Iterator[StreamEvent]:
-        for event in events:
-            handler = getattr(self, "_on_" + str(event.type), None)
-            if handler is not None:
-                yield from handler(event)
-        if not self.finished:
-            raise ProviderError(
-                "the connection closed before the response was complete (no message_stop)",
-                kind="connection",
-                retryable=True,
-                provider="anthropic",
-            )
-        result = ProviderResult(
-            text="".join(self.text),
-            thinking=self.thinking,
-            tool_calls=self.tool_calls,
-            stop_reason=self.stop_reason,
-            usage=self.usage,
-            model=self.model,
-        )
-        yield StreamEvent(type="done", result=result)
-
-    def _on_message_start(self, event: Any) -> Iterator[StreamEvent]:
-        message = event.message
-        self.model = getattr(message, "model", None) or self.model
-        self._take_usage(message.usage)
-        return iter(())
-
-    def _on_content_block_start(self, event: Any) -> Iterator[StreamEvent]:
-        block = event.content_block
-        state: dict[str, Any] = {"type": block.type}
-        self.blocks[event.index] = state
-        if block.type == "text":
-            if block.text:
-                self.text.append(block.text)
-                yield StreamEvent(type="text", text=block.text)
-        elif block.type == "thinking":
-            state.update(text=block.thinking or "", signature=block.signature or None)
-            state["ordinal"] = len(self.thinking)
-            if block.thinking:
-                yield StreamEvent(type="thinking", text=block.thinking, index=state["ordinal"])
-        elif block.type == "redacted_thinking":
-            state["data"] = block.data
-        elif block.type == "tool_use":
-            state.update(id=block.id, name=block.name, json="", ordinal=len(self.tool_calls))
-            self.tool_calls.append(ToolCall(id=block.id, name=block.name))
-            yield StreamEvent(
-                type="tool_call_start",
-                tool_call_id=block.id,
-                name=block.name,
-                index=state["ordinal"],
-            )
-
-    def _on_content_block_delta(self, event: Any) -> Iterator[StreamEvent]:
-        state = self.blocks.get(event.index)
-        delta = event.delta
-        if state is None:
-            return
-        if delta.type == "text_delta" and state["type"] == "text":
-            self.text.append(delta.text)
-            yield StreamEvent(type="text", text=delta.text)
-        elif delta.type == "thinking_delta" and state["type"] == "thinking":
-            state["text"] += delta.thinking
-            yield StreamEvent(type="thinking", text=delta.thinking, index=state["ordinal"])
-        elif delta.type == "signature_delta" and state["type"] == "thinking":
-            state["signature"] = delta.signature
-        elif delta.type == "input_json_delta" and state["type"] == "tool_use":
-            state["json"] += delta.partial_json
-            if delta.partial_json:
-                yield StreamEvent(
-                    type="tool_call_args",
-                    text=delta.partial_json,
-                    tool_call_id=state["id"],
-                    name=state["name"],
-                    index=state["ordinal"],
-                )
-
-    def _on_content_block_stop(self, event: Any) -> Iterator[StreamEvent]:
-        state = self.blocks.get(event.index)
-        if state is None:
-            return
-        if state["type"] == "thinking":
-            self.thinking.append(ThinkingBlock(text=state["text"], signature=state["signature"]))
-            yield StreamEvent(
-                type="thinking_end", signature=state["signature"], index=state["ordinal"]
-            )
-        elif state["type"] == "redacted_thinking":
-            self.thinking.append(ThinkingBlock(redacted=True, data=state["data"]))
-            yield StreamEvent(type="thinking_end", index=len(self.thinking) - 1)
-        elif state["type"] == "tool_use":
-            arguments, raw = parse_arguments(state["json"])
-            call = self.tool_calls[state["ordinal"]]
-            call.arguments, call.raw_arguments = arguments, raw
-
-    def _on_message_delta(self, event: Any) -> Iterator[StreamEvent]:
-        reason = getattr(event.delta, "stop_reason", None)
-        if reason:
-            self.stop_reason = _STOP_REASONS.get(reason, "other")
-        if getattr(event, "usage", None) is not None:
-            self._take_usage(event.usage)
-        return iter(())
-
-    def _on_message_stop(self, event: Any) -> Iterator[StreamEvent]:
-        self.finished = True
-        return iter(())
-
-    def _take_usage(self, usage: Any) -> None:
-        """Stream usage figures are cumulative: overwrite, and keep values a delta omits."""
-        fields = {
-            "input_tokens": "input_tokens",
-            "output_tokens": "output_tokens",
-            "cache_read_input_tokens": "cache_read_tokens",
-            "cache_creation_input_tokens": "cache_creation_tokens",
-        }
-        for wire, ours in fields.items():
-            value = getattr(usage, wire, None)
-            if value is not None:
-                setattr(self.usage, ours, int(value))
 
 
 # -- neutral → wire --------------------------------------------------------------------

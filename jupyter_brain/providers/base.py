@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 # A neutral message is a plain dict, one of:
 #   {"role": "system", "content": str}                  ("kind": "workspace" marks the
@@ -35,12 +35,32 @@ class Usage(BaseModel):
     ``input_tokens`` counts only input that was *not* read from or written to the prompt
     cache (Anthropic's convention). Providers whose API reports a total (OpenAI's
     ``prompt_tokens``) subtract the cached part, so costs add up the same everywhere.
+    ``output_tokens`` includes reasoning, also where a server reports it outside its
+    completion count (xAI).
+
+    ``estimated`` is True when the server reported no usage and the figures were counted
+    locally with the tokenizer. It is deliberately not a model field: the harness treats
+    ``Usage.model_fields`` as the token counters it sums and reports (``UsageEvent`` forbids
+    extra keys); it is set with ``Usage(..., estimated=True)`` and survives ``+``.
     """
 
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_creation_tokens: int = 0
+    _estimated: bool = PrivateAttr(default=False)
+
+    def __init__(self, *, estimated: bool | int = False, **data: Any) -> None:
+        super().__init__(**data)
+        self._estimated = bool(estimated)
+
+    @property
+    def estimated(self) -> bool:
+        return self._estimated
+
+    @estimated.setter
+    def estimated(self, value: bool) -> None:
+        self._estimated = bool(value)
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -48,6 +68,7 @@ class Usage(BaseModel):
             output_tokens=self.output_tokens + other.output_tokens,
             cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
             cache_creation_tokens=self.cache_creation_tokens + other.cache_creation_tokens,
+            estimated=self.estimated or other.estimated,
         )
 
     @property
@@ -65,15 +86,27 @@ class ThinkingBlock(BaseModel):
 
 
 class ToolCall(BaseModel):
+    """One tool call the model asked for.
+
+    ``raw_arguments`` is set when the streamed argument JSON did not parse into an object;
+    ``arguments`` is then ``{}``. ``truncated`` is True when the stream stopped inside
+    this call (``max_tokens`` / ``length``): ``raw_arguments`` holds the partial JSON
+    (possibly ``""``) and the call must never be executed; the model should be told its
+    arguments were cut off.
+    """
+
     id: str
     name: str
     arguments: Any = Field(default_factory=dict)
-    # Set when the provider could not parse the streamed argument JSON; the executor
-    # turns this into a precise error for the model instead of failing the turn.
     raw_arguments: str | None = None
+    truncated: bool = False
 
 
-StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "error", "other"]
+# "refusal": the model (or the API's safety layer) declined; ``ProviderResult.refusal``
+# holds the reason, ``text`` whatever was streamed before it.
+StopReason = Literal[
+    "end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "error", "other"
+]
 
 
 class ProviderResult(BaseModel):
@@ -83,6 +116,9 @@ class ProviderResult(BaseModel):
     stop_reason: StopReason = "end_turn"
     usage: Usage = Field(default_factory=Usage)
     model: str | None = None
+    # Set iff stop_reason == "refusal": OpenAI's streamed ``refusal`` text, Anthropic's
+    # ``stop_details.explanation`` (or a short note when the API gave none).
+    refusal: str | None = None
 
     def to_message(self) -> Message:
         """The assistant message this result adds to history."""

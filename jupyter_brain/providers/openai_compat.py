@@ -1,45 +1,43 @@
 """OpenAI-compatible Chat Completions provider (OpenAI, Ollama, vLLM, LM Studio, …).
 
 Streams with ``stream_options={"include_usage": True}`` so the last chunk carries usage.
-Reasoning arrives in one of two ways depending on the server: inline as
-``<think>…</think>`` in ``content`` (split out by ``ThinkTagSplitter``, also when a tag is
-cut across chunks) or as a separate ``reasoning_content`` / ``reasoning`` delta field.
-Both become thinking events; such thinking has no signature and is never sent back,
-since these servers do not accept it in the history.
+How chunks become events is ``openai_chunks.py`` (reasoning fields, ``<think>`` tags,
+content parts, tool-call deltas, usage); how messages go on the wire is
+``openai_wire.py``; what differs between servers (sending ``reasoning_content`` back,
+the error for a model the server does not serve) is ``openai_server.py``.
 
-All system messages are merged into one leading system message, workspace context last:
-several chat templates (vLLM, Ollama) reject a system message that is not first.
-Tool errors have no wire flag here, so their content is prefixed with ``ERROR:``.
+Without a model, local servers (the ``ollama`` / ``vllm`` presets, and ``openai`` with a
+base URL but no key, as ``auto`` builds for ``OPENAI_BASE_URL`` alone) use the first
+model the server lists at ``/v1/models``.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
 from jupyter_brain.providers.base import (
     Message,
     ProviderError,
-    ProviderResult,
-    StopReason,
     StreamEvent,
-    ThinkingBlock,
-    ToolCall,
-    ToolSchema,
-    Usage,
     StreamingProvider,
+    ToolSchema,
 )
+from jupyter_brain.providers.openai_chunks import FINISH, ChunkAssembler
+from jupyter_brain.providers.openai_server import (
+    default_reasoning_echo,
+    is_model_not_found,
+    learn_reasoning_echo,
+    unserved_model_error,
+)
+from jupyter_brain.providers.openai_wire import ReasoningEcho, to_wire, wire_tools
 from jupyter_brain.providers.sdk_support import (
     estimate_tokens,
     guarded,
     map_sdk_error,
-    parse_arguments,
     transport_errors,
 )
-from jupyter_brain.providers.think_tags import ThinkTagSplitter
 
 # preset -> (default base_url, placeholder key or None if a real key is required, model)
 PRESETS: dict[str, tuple[str | None, str | None, str | None]] = {
@@ -47,19 +45,19 @@ PRESETS: dict[str, tuple[str | None, str | None, str | None]] = {
     "ollama": ("http://localhost:11434/v1", "ollama", None),
     "vllm": ("http://localhost:8000/v1", "vllm", None),
 }
-_FINISH: dict[str, StopReason] = {
-    "stop": "end_turn",
-    "tool_calls": "tool_use",
-    "function_call": "tool_use",
-    "length": "max_tokens",
-}
+_FINISH = FINISH  # names kept for importers from before the split
+_ChunkAssembler = ChunkAssembler
+__all__ = ["PRESETS", "OpenAICompatProvider", "to_wire", "wire_tools"]
 
 
 class OpenAICompatProvider(StreamingProvider):
     """Chat Completions over the official ``openai`` SDK, against any compatible server.
 
     Local presets (``ollama``, ``vllm``) need no key; without ``model`` they use the first
-    model the server lists at ``/v1/models`` (looked up on the first request).
+    model the server lists at ``/v1/models`` (looked up on the first request), as does
+    ``openai`` pointed at a non-OpenAI ``base_url`` without a key.
+    ``send_reasoning_content`` fixes whether thinking goes back as ``reasoning_content``
+    on tool-call turns (None: decided from the base URL and the server's answers).
     """
 
     supports_native_thinking = False
@@ -74,6 +72,7 @@ class OpenAICompatProvider(StreamingProvider):
         max_tokens: int | None = None,
         timeout: float = 600.0,
         max_retries: int = 2,
+        send_reasoning_content: bool | None = None,
     ) -> None:
         if preset not in PRESETS:
             raise ValueError(f"unknown preset {preset!r}; choose one of {sorted(PRESETS)}")
@@ -98,12 +97,18 @@ class OpenAICompatProvider(StreamingProvider):
                     provider=self.name,
                 )
             key = placeholder_key or "not-needed"
+            if not _is_official(self.base_url):
+                default_model = None  # a local server: ask it what it serves
         self.model = model or default_model or ""
         self.max_tokens = max_tokens
+        self._echo_fixed = send_reasoning_content is not None
+        self.reasoning_echo: ReasoningEcho = default_reasoning_echo(self.base_url, send_reasoning_content)
 
         import openai
 
         self._sdk = openai
+        # What a request can raise: the SDK's errors and the HTTP layer's.
+        self._call_errors: tuple[type[BaseException], ...] = (openai.OpenAIError, *transport_errors())
         self._client = openai.OpenAI(
             api_key=key, base_url=self.base_url, timeout=timeout, max_retries=max_retries
         )
@@ -116,7 +121,7 @@ class OpenAICompatProvider(StreamingProvider):
         """Keyword arguments for ``chat.completions.create`` (without ``timeout``)."""
         params: dict[str, Any] = {
             "model": self._resolve_model(),
-            "messages": to_wire(messages),
+            "messages": to_wire(messages, self.reasoning_echo),
             "stream": True,
             "stream_options": {"include_usage": True},
         }
@@ -138,14 +143,43 @@ class OpenAICompatProvider(StreamingProvider):
     ) -> Iterator[StreamEvent]:
         """``thinking_budget`` is ignored: there is no portable way to set one here."""
         params = self.request_params(messages, tools)
+        stream = self._open(params, messages, timeout_s)
+        server = self.base_url or "api.openai.com"
+        assembler = ChunkAssembler(self.name, self.model, server, messages, tools)
         try:
-            stream = self._client.chat.completions.create(**params, timeout=timeout_s)
-        except (self._sdk.OpenAIError, *transport_errors()) as err:
-            raise self._error(err) from None
-        try:
-            yield from _ChunkAssembler(self.name, self.model).run(guarded(stream, self._sdk.OpenAIError, self._error))
+            yield from assembler.run(guarded(stream, self._sdk.OpenAIError, self._error))
         finally:
             stream.close()
+
+    def _open(self, params: dict[str, Any], messages: list[Message], timeout_s: float) -> Any:
+        """Start the stream; a 400 about ``reasoning_content`` adjusts the echo and retries."""
+        for _ in range(3):
+            try:
+                return self._client.chat.completions.create(**params, timeout=timeout_s)
+            except self._call_errors as err:
+                mapped = self._error(err)
+                learned = None if self._echo_fixed else learn_reasoning_echo(self.reasoning_echo, mapped)
+                if learned is not None:
+                    self.reasoning_echo = learned
+                    params["messages"] = to_wire(messages, learned)
+                    continue
+                if is_model_not_found(mapped):
+                    raise self._unserved(mapped, params["model"]) from None
+                raise mapped from None
+        raise ProviderError(
+            "the server kept rejecting reasoning_content whether it was sent or not",
+            kind="bad_request", status_code=400, provider=self.name,
+        )
+
+    def _unserved(self, error: ProviderError, model: str) -> ProviderError:
+        """A 404 for the model: list what the server serves (one extra request, now only)."""
+        try:
+            served = [m.id for m in self._client.models.list(timeout=10.0)]
+        except self._call_errors:
+            return error
+        if not served or model in served:
+            return error
+        return unserved_model_error(error, model=model, served=served, base_url=self.base_url)
 
     def count_tokens(self, messages: list[Message], tools: list[ToolSchema]) -> int:
         """Chat Completions has no count endpoint, so this is a local estimate."""
@@ -156,8 +190,13 @@ class OpenAICompatProvider(StreamingProvider):
             return self.model
         try:
             models = [m.id for m in self._client.models.list()]
-        except (self._sdk.OpenAIError, *transport_errors()) as err:
-            raise self._error(err) from None
+        except self._call_errors as err:
+            mapped = self._error(err)
+            mapped.message = (
+                f"no model given and the server at {self.base_url} did not list its models "
+                f"({mapped.message}); pass model=..."
+            )
+            raise mapped from None
         if not models:
             raise ProviderError(
                 f"no model given and the server at {self.base_url} lists none; pass model=...",
@@ -176,201 +215,3 @@ class OpenAICompatProvider(StreamingProvider):
 
 def _is_official(base_url: str | None) -> bool:
     return not base_url or "api.openai.com" in base_url
-
-
-class _ChunkAssembler:
-    """Turns Chat Completions chunks into StreamEvents and a final result."""
-
-    def __init__(self, provider: str, model: str) -> None:
-        self.provider = provider
-        self.model = model
-        self.splitter = ThinkTagSplitter()
-        self.text: list[str] = []
-        self.thinking: list[ThinkingBlock] = []
-        self.open_thinking: list[str] | None = None
-        self.calls: list[dict[str, Any]] = []
-        self.by_index: dict[int, int] = {}
-        self.usage = Usage()
-        self.finish: str | None = None
-
-    def run(self, chunks: Iterator[Any]) -> Iterator[StreamEvent]:
-        for chunk in chunks:
-            self.model = getattr(chunk, "model", None) or self.model
-            if getattr(chunk, "usage", None) is not None:
-                self._take_usage(chunk.usage)
-            for choice in chunk.choices or []:
-                if choice.index != 0:
-                    continue
-                yield from self._delta(choice.delta)
-                if choice.finish_reason:
-                    self.finish = choice.finish_reason
-        if self.finish is None:
-            raise ProviderError(
-                "the connection closed before the response was complete (no finish_reason)",
-                kind="connection",
-                retryable=True,
-                provider=self.provider,
-            )
-        yield from self._segments(self.splitter.finish())
-        yield from self._end_thinking()
-        tool_calls = [_tool_call(c) for c in self.calls]
-        stop = _FINISH.get(self.finish, "other")
-        if tool_calls and stop == "end_turn":
-            stop = "tool_use"  # some servers report "stop" after tool calls
-        result = ProviderResult(
-            text="".join(self.text),
-            thinking=self.thinking,
-            tool_calls=tool_calls,
-            stop_reason=stop,
-            usage=self.usage,
-            model=self.model,
-        )
-        yield StreamEvent(type="done", result=result)
-
-    def _delta(self, delta: Any) -> Iterator[StreamEvent]:
-        if delta is None:
-            return
-        reasoning = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
-        if isinstance(reasoning, str) and reasoning:
-            yield from self._thinking(reasoning)
-        if delta.content:
-            yield from self._end_thinking_if_field()
-            yield from self._segments(self.splitter.feed(delta.content))
-        for wire in delta.tool_calls or []:
-            yield from self._end_thinking_if_field()
-            yield from self._tool_delta(wire)
-
-    def _segments(self, segments: list[tuple[str, str]]) -> Iterator[StreamEvent]:
-        for kind, text in segments:
-            if kind == "text":
-                self.text.append(text)
-                yield StreamEvent(type="text", text=text)
-            elif kind == "thinking":
-                yield from self._thinking(text)
-            else:
-                yield from self._end_thinking()
-
-    def _thinking(self, text: str) -> Iterator[StreamEvent]:
-        if self.open_thinking is None:
-            self.open_thinking = []
-        self.open_thinking.append(text)
-        yield StreamEvent(type="thinking", text=text, index=len(self.thinking))
-
-    def _end_thinking(self) -> Iterator[StreamEvent]:
-        if self.open_thinking is None:
-            return
-        text, self.open_thinking = "".join(self.open_thinking), None
-        if text:
-            self.thinking.append(ThinkingBlock(text=text))
-            yield StreamEvent(type="thinking_end", index=len(self.thinking) - 1)
-
-    def _end_thinking_if_field(self) -> Iterator[StreamEvent]:
-        """Field reasoning ends when content or tool calls start; inline tags end themselves."""
-        if not self.splitter.inside:
-            yield from self._end_thinking()
-
-    def _tool_delta(self, wire: Any) -> Iterator[StreamEvent]:
-        fn = wire.function
-        name = (fn.name if fn else None) or ""
-        fragment = (fn.arguments if fn else None) or ""
-        ordinal = self.by_index.get(wire.index)
-        call = self.calls[ordinal] if ordinal is not None else None
-        # Some servers send each parallel call whole with the same index; a new id
-        # under a known index is a new call.
-        if call is None or (wire.id and call["id"] and wire.id != call["id"]):
-            ordinal = len(self.calls)
-            self.by_index[wire.index] = ordinal
-            call = {"id": wire.id or "", "name": "", "args": "", "started": False}
-            self.calls.append(call)
-        if wire.id and not call["id"]:
-            call["id"] = wire.id
-        call["name"] += name
-        call["args"] += fragment
-        if not call["started"] and call["name"]:
-            call["started"] = True
-            call["id"] = call["id"] or f"call_{uuid.uuid4().hex[:24]}"
-            yield StreamEvent(
-                type="tool_call_start", tool_call_id=call["id"], name=call["name"], index=ordinal
-            )
-            fragment = call["args"]  # anything that came before the name
-        if call["started"] and fragment:
-            yield StreamEvent(
-                type="tool_call_args",
-                text=fragment,
-                tool_call_id=call["id"],
-                name=call["name"],
-                index=ordinal,
-            )
-
-    def _take_usage(self, usage: Any) -> None:
-        details = getattr(usage, "prompt_tokens_details", None)
-        cached = int(getattr(details, "cached_tokens", 0) or 0) if details else 0
-        prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
-        self.usage = Usage(
-            input_tokens=max(prompt - cached, 0),
-            output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-            cache_read_tokens=cached,
-        )
-
-
-def _tool_call(call: dict[str, Any]) -> ToolCall:
-    arguments, raw = parse_arguments(call["args"])
-    call_id = call["id"] or f"call_{uuid.uuid4().hex[:24]}"
-    return ToolCall(id=call_id, name=call["name"], arguments=arguments, raw_arguments=raw)
-
-
-# -- neutral → wire --------------------------------------------------------------------
-
-
-def wire_tools(tools: list[ToolSchema]) -> list[dict[str, Any]]:
-    return [
-        {
-            "type": "function",
-            "function": {
-                "name": t["name"],
-                "description": t.get("description", ""),
-                "parameters": t.get("input_schema") or {"type": "object", "properties": {}},
-            },
-        }
-        for t in tools
-    ]
-
-
-def to_wire(messages: list[Message]) -> list[dict[str, Any]]:
-    """Neutral messages → Chat Completions messages (thinking is not sent back)."""
-    stable = [m["content"] for m in messages if _is_system(m) and m.get("kind") != "workspace"]
-    workspace = [m["content"] for m in messages if _is_system(m) and m.get("kind") == "workspace"]
-    system = "\n\n".join(c for c in stable + workspace if c)
-    wire: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
-    for m in messages:
-        role = m.get("role")
-        if role == "user":
-            wire.append({"role": "user", "content": m.get("content") or ""})
-        elif role == "assistant":
-            out: dict[str, Any] = {"role": "assistant", "content": m.get("content") or None}
-            calls = m.get("tool_calls") or []
-            if calls:
-                out["tool_calls"] = [
-                    {
-                        "id": c["id"],
-                        "type": "function",
-                        "function": {
-                            "name": c["name"],
-                            "arguments": json.dumps(c.get("arguments") or {}),
-                        },
-                    }
-                    for c in calls
-                ]
-            elif out["content"] is None:
-                out["content"] = ""
-            wire.append(out)
-        elif role == "tool":
-            content = str(m.get("content") or "")
-            if m.get("is_error") and not content.startswith("ERROR"):
-                content = "ERROR: " + content
-            wire.append({"role": "tool", "tool_call_id": m.get("tool_call_id", ""), "content": content})
-    return wire
-
-
-def _is_system(message: Message) -> bool:
-    return message.get("role") == "system"

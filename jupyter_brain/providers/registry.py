@@ -28,7 +28,9 @@ def get_provider(name: str = "auto", model: str | None = None, **options: Any) -
     """Build the provider called ``name``; ``options`` go to its constructor.
 
     ``auto`` prefers Anthropic when ANTHROPIC_API_KEY is set, then an OpenAI-compatible
-    server when OPENAI_API_KEY, OPENAI_BASE_URL or JUPYTER_BRAIN_BASE_URL is set.
+    server when OPENAI_API_KEY, OPENAI_BASE_URL or JUPYTER_BRAIN_BASE_URL is set. With a
+    base URL and no key (a local server), the model is the first one the server lists at
+    ``/v1/models`` unless ``model`` names one.
     """
     key = name.strip().lower()
     if key == "auto":

@@ -120,10 +120,10 @@ class ScriptedProvider:
                                "summary": is_summary})
             if is_summary:
                 fallback = _extractive_summary(messages)
-                response = fallback if self._summary_iter is None else next(self._summary_iter, fallback)
+                response: Response = fallback if self._summary_iter is None else next(self._summary_iter, fallback)
             elif is_reflection:
                 if self._reflection_iter is None:
-                    response: Response = DEFAULT_REFLECTION
+                    response = DEFAULT_REFLECTION
                 else:
                     response = next(self._reflection_iter, DEFAULT_REFLECTION)
             else:

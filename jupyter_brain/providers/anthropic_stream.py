@@ -1,0 +1,238 @@
+"""Assemble a Messages-API event stream into StreamEvents and one ``ProviderResult``.
+
+Shapes met in real streams, not only in the API reference:
+
+- the final event can arrive without its terminating blank line, so the SDK never
+  delivers ``message_stop``; a ``message_delta`` that carried the stop reason already
+  makes the message complete (the SDK's own accumulator accepts it the same way);
+- a gateway that splices in a fallback sends a second ``message_start`` in one stream:
+  the earlier attempt's blocks are dropped, so no half-streamed tool call survives;
+- a stream cut by ``max_tokens`` inside a ``tool_use`` block leaves that block open:
+  the call is returned with ``truncated=True`` and its partial JSON, never as a call
+  with empty arguments;
+- ``stop_reason: "refusal"`` (with ``stop_details`` on newer models) becomes
+  ``stop_reason="refusal"`` with ``ProviderResult.refusal`` set;
+- server tools (web search, code execution) and their results are blocks of other
+  types: their text answer arrives in ordinary text blocks, the rest is skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from jupyter_brain.providers.base import (
+    Message,
+    ProviderError,
+    ProviderResult,
+    StopReason,
+    StreamEvent,
+    ThinkingBlock,
+    ToolCall,
+    ToolSchema,
+    Usage,
+)
+from jupyter_brain.providers.sdk_support import parse_arguments
+from jupyter_brain.providers.usage_estimate import estimate_usage, reported_nothing
+
+STOP_REASONS: dict[str, StopReason] = {
+    "end_turn": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "model_context_window_exceeded": "max_tokens",
+    "stop_sequence": "stop_sequence",
+    "refusal": "refusal",
+}
+REFUSAL_NOTE = "the model declined to answer this request (stop_reason: refusal)"
+_USAGE_FIELDS = {
+    "input_tokens": "input_tokens",
+    "output_tokens": "output_tokens",
+    "cache_read_input_tokens": "cache_read_tokens",
+    "cache_creation_input_tokens": "cache_creation_tokens",
+}
+
+
+class StreamAssembler:
+    """Turns raw Messages-API stream events into StreamEvents and a final result.
+
+    ``messages`` / ``tools`` (the request) are only used to estimate usage when the
+    stream reported none (a proxy that strips it).
+    """
+
+    def __init__(
+        self,
+        model: str,
+        messages: list[Message] | None = None,
+        tools: list[ToolSchema] | None = None,
+    ) -> None:
+        self.model = model
+        self.request = (messages or [], tools or [])
+        self.started = False
+        self._reset()
+
+    def _reset(self) -> None:
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.text: list[str] = []
+        self.thinking: list[ThinkingBlock] = []
+        self.tool_calls: list[ToolCall] = []
+        self.usage = Usage()
+        self.stop_reason: StopReason = "end_turn"
+        self.stop_seen = False  # a message_delta carried the stop reason
+        self.refusal: str | None = None
+        self.finished = False
+
+    def run(self, events: Iterator[Any]) -> Iterator[StreamEvent]:
+        try:
+            for event in events:
+                handler = getattr(self, "_on_" + str(getattr(event, "type", "")), None)
+                if handler is not None:
+                    yield from handler(event)
+        except (TypeError, AttributeError, KeyError, ValueError) as err:
+            raise ProviderError(
+                f"the stream held an event of a shape this provider does not understand "
+                f"({type(err).__name__}: {err})",
+                kind="stream",
+                provider="anthropic",
+            ) from None
+        if not (self.finished or self.stop_seen):
+            raise ProviderError(
+                "the connection closed before the response was complete (no message_stop)",
+                kind="connection",
+                retryable=True,
+                provider="anthropic",
+            )
+        yield StreamEvent(type="done", result=self.result())
+
+    def result(self) -> ProviderResult:
+        self._close_open_tool_calls()
+        result = ProviderResult(
+            text="".join(self.text),
+            thinking=self.thinking,
+            tool_calls=self.tool_calls,
+            stop_reason=self.stop_reason,
+            usage=self.usage,
+            model=self.model,
+            refusal=self.refusal,
+        )
+        if reported_nothing(self.usage):
+            result.usage = estimate_usage(*self.request, result)
+        return result
+
+    # -- events ----------------------------------------------------------------------
+
+    def _on_message_start(self, event: Any) -> Iterator[StreamEvent]:
+        if self.started:
+            self._reset()  # a spliced-in second message: its blocks replace the first's
+        self.started = True
+        message = event.message
+        self.model = getattr(message, "model", None) or self.model
+        self._take_usage(getattr(message, "usage", None))
+        return iter(())
+
+    def _on_content_block_start(self, event: Any) -> Iterator[StreamEvent]:
+        block = event.content_block
+        state: dict[str, Any] = {"type": block.type}
+        self.blocks[event.index] = state
+        if block.type == "text":
+            if block.text:
+                self.text.append(block.text)
+                yield StreamEvent(type="text", text=block.text)
+        elif block.type == "thinking":
+            state.update(text=block.thinking or "", signature=block.signature or None)
+            state["ordinal"] = len(self.thinking)
+            if block.thinking:
+                yield StreamEvent(type="thinking", text=block.thinking, index=state["ordinal"])
+        elif block.type == "redacted_thinking":
+            # complete at its start (it has no deltas): kept even if its stop never arrives
+            self.thinking.append(ThinkingBlock(redacted=True, data=block.data))
+            yield StreamEvent(type="thinking_end", index=len(self.thinking) - 1)
+        elif block.type == "tool_use":
+            state.update(id=block.id, name=block.name, json="", ordinal=len(self.tool_calls))
+            self.tool_calls.append(ToolCall(id=block.id, name=block.name))
+            yield StreamEvent(
+                type="tool_call_start",
+                tool_call_id=block.id,
+                name=block.name,
+                index=state["ordinal"],
+            )
+
+    def _on_content_block_delta(self, event: Any) -> Iterator[StreamEvent]:
+        state = self.blocks.get(event.index)
+        delta = event.delta
+        if state is None:
+            return
+        if delta.type == "text_delta" and state["type"] == "text":
+            self.text.append(delta.text)
+            yield StreamEvent(type="text", text=delta.text)
+        elif delta.type == "thinking_delta" and state["type"] == "thinking":
+            state["text"] += delta.thinking
+            if delta.thinking:
+                yield StreamEvent(type="thinking", text=delta.thinking, index=state["ordinal"])
+        elif delta.type == "signature_delta" and state["type"] == "thinking":
+            state["signature"] = delta.signature
+        elif delta.type == "input_json_delta" and state["type"] == "tool_use":
+            state["json"] += delta.partial_json
+            if delta.partial_json:
+                yield StreamEvent(
+                    type="tool_call_args",
+                    text=delta.partial_json,
+                    tool_call_id=state["id"],
+                    name=state["name"],
+                    index=state["ordinal"],
+                )
+
+    def _on_content_block_stop(self, event: Any) -> Iterator[StreamEvent]:
+        state = self.blocks.get(event.index)
+        if state is None or state.get("closed"):
+            return
+        state["closed"] = True
+        if state["type"] == "thinking":
+            self.thinking.append(ThinkingBlock(text=state["text"], signature=state["signature"]))
+            yield StreamEvent(
+                type="thinking_end", signature=state["signature"], index=state["ordinal"]
+            )
+        elif state["type"] == "tool_use":
+            arguments, raw = parse_arguments(state["json"])
+            call = self.tool_calls[state["ordinal"]]
+            call.arguments, call.raw_arguments = arguments, raw
+
+    def _on_message_delta(self, event: Any) -> Iterator[StreamEvent]:
+        delta = event.delta
+        reason = getattr(delta, "stop_reason", None)
+        if reason:
+            self.stop_reason = STOP_REASONS.get(reason, "other")
+            self.stop_seen = True
+            if reason == "refusal":
+                details = getattr(delta, "stop_details", None)
+                explanation = getattr(details, "explanation", None)
+                self.refusal = explanation if isinstance(explanation, str) and explanation else REFUSAL_NOTE
+        self._take_usage(getattr(event, "usage", None))
+        return iter(())
+
+    def _on_message_stop(self, event: Any) -> Iterator[StreamEvent]:
+        self.finished = True
+        return iter(())
+
+    # -- helpers ---------------------------------------------------------------------
+
+    def _close_open_tool_calls(self) -> None:
+        """A tool_use block the stream never closed was cut off (max_tokens): mark it."""
+        for state in self.blocks.values():
+            if state["type"] != "tool_use" or state.get("closed"):
+                continue
+            state["closed"] = True
+            call = self.tool_calls[state["ordinal"]]
+            call.arguments, call.raw_arguments, call.truncated = {}, state["json"], True
+        if self.stop_reason == "max_tokens" and self.tool_calls:
+            last = self.tool_calls[-1]
+            if last.raw_arguments is not None:  # closed, but its JSON is incomplete
+                last.truncated = True
+
+    def _take_usage(self, usage: Any) -> None:
+        """Stream usage figures are cumulative: overwrite, and keep values a delta omits."""
+        if usage is None:
+            return
+        for wire, ours in _USAGE_FIELDS.items():
+            value = getattr(usage, wire, None)
+            if value is not None:
+                setattr(self.usage, ours, int(value))

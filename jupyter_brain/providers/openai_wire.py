@@ -1,0 +1,85 @@
+"""Neutral messages and tool schemas → Chat Completions request bodies.
+
+All system messages are merged into one leading system message, workspace context last:
+several chat templates (vLLM, Ollama) reject a system message that is not first.
+Tool errors have no wire flag here, so their content is prefixed with ``ERROR:``.
+
+Thinking is not sent back, except as ``reasoning_content`` where the server requires it
+(DeepSeek's thinking mode answers 400 on a tool-call step without it, while other
+servers reject the unknown field): ``reasoning_echo`` says on which assistant messages.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from jupyter_brain.providers.base import Message, ToolSchema
+
+# "off": never; "tool_calls": assistant messages that carry tool calls (DeepSeek's rule);
+# "all": every assistant message with reasoning (servers that want it on every turn).
+ReasoningEcho = Literal["off", "tool_calls", "all"]
+
+
+def wire_tools(tools: list[ToolSchema]) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": t["name"],
+                "description": t.get("description", ""),
+                "parameters": t.get("input_schema") or {"type": "object", "properties": {}},
+            },
+        }
+        for t in tools
+    ]
+
+
+def to_wire(messages: list[Message], reasoning_echo: ReasoningEcho = "off") -> list[dict[str, Any]]:
+    """Neutral messages → Chat Completions messages."""
+    stable = [m["content"] for m in messages if _is_system(m) and m.get("kind") != "workspace"]
+    workspace = [m["content"] for m in messages if _is_system(m) and m.get("kind") == "workspace"]
+    system = "\n\n".join(c for c in stable + workspace if c)
+    wire: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    for m in messages:
+        role = m.get("role")
+        if role == "user":
+            wire.append({"role": "user", "content": m.get("content") or ""})
+        elif role == "assistant":
+            wire.append(_assistant(m, reasoning_echo))
+        elif role == "tool":
+            content = str(m.get("content") or "")
+            if m.get("is_error") and not content.startswith("ERROR"):
+                content = "ERROR: " + content
+            wire.append({"role": "tool", "tool_call_id": m.get("tool_call_id", ""), "content": content})
+    return wire
+
+
+def _assistant(m: Message, reasoning_echo: ReasoningEcho) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": "assistant", "content": m.get("content") or None}
+    calls = m.get("tool_calls") or []
+    if calls:
+        out["tool_calls"] = [
+            {
+                "id": c["id"],
+                "type": "function",
+                "function": {"name": c["name"], "arguments": json.dumps(c.get("arguments") or {})},
+            }
+            for c in calls
+        ]
+    elif out["content"] is None:
+        out["content"] = ""
+    reasoning = reasoning_text(m)
+    if (reasoning_echo == "tool_calls" and calls) or (reasoning_echo == "all" and (calls or reasoning)):
+        out["reasoning_content"] = reasoning  # "" when none: the field must be present
+    return out
+
+
+def reasoning_text(message: Message) -> str:
+    """The readable reasoning of an assistant message (redacted blocks have none)."""
+    blocks = message.get("thinking") or []
+    return "\n\n".join(b.get("text") or "" for b in blocks if not b.get("redacted") and b.get("text"))
+
+
+def _is_system(message: Message) -> bool:
+    return message.get("role") == "system"
