@@ -15,11 +15,23 @@ if TYPE_CHECKING:
 
 
 def cell_tools(user_ns: dict[str, Any], checkpoint_store: Any = None) -> list[ToolSpec]:
-    """The built-in tools plus ``@jupyter_brain.tool`` ones; file writes snapshot into
+    """The built-in tools, ``@jupyter_brain.tool`` ones and those of the MCP servers in
+    ``<data_dir>/mcp.json`` (started on first use); file writes snapshot into
     ``checkpoint_store`` (a store, or a callable giving one or None for no undo)."""
+    from ..mcp import mcp_tools
     from ..tools import default_tools
 
-    return [*default_tools(user_ns, os.getcwd(), checkpoint_store=checkpoint_store), *USER_TOOLS.values()]
+    return [*default_tools(user_ns, os.getcwd(), checkpoint_store=checkpoint_store), *USER_TOOLS.values(),
+            *mcp_tools(_data_dir())]
+
+
+def _data_dir() -> str:
+    """``AgentMagics.data_dir`` of this kernel (where ``mcp.json`` lives)."""
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    magics = shell.magics_manager.registry.get("AgentMagics") if shell is not None else None
+    return str(getattr(magics, "data_dir", None) or ".jupyter_brain")
 
 
 def workspace_for(user_ns: dict[str, Any], budget_tokens: int) -> Callable[[], str] | None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-from . import checkpoints, comparisons, config, past_turns, permissions, sessions, status
+from . import checkpoints, comparisons, config, mcp, past_turns, permissions, sessions, status
 from .help_text import SUBCOMMANDS, cmd_help
 
 Handler = Callable[[Any, list[str]], None]
@@ -37,6 +37,7 @@ HANDLERS: dict[str, Handler] = {
     "checkpoints": checkpoints.cmd_checkpoints,
     "undo": checkpoints.cmd_undo,
     "config": config.cmd_config,
+    "mcp": mcp.cmd_mcp,
     "help": cmd_help,
 }
 

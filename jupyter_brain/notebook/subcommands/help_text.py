@@ -24,6 +24,7 @@ SUBCOMMANDS = {
     "checkpoints [--session NAME] [--limit N]": "files the agent wrote, as they were before each write",
     "undo [--session NAME] [--force]": "put back the files of the session's last turn with writes",
     "config [KEY=VALUE ...]": "show or set this kernel's defaults (provider, model, think, ...)",
+    "mcp add|list|remove|restart": "MCP servers whose tools the agent gets (`%agent mcp help`)",
     "help": "this help",
 }
 

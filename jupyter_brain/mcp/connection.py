@@ -1,0 +1,310 @@
+"""One MCP server as seen from the kernel: start, list tools, call, notice a crash, stop.
+
+All of it runs on the background loop. The SDK's ``Client`` is entered and left by one
+long-lived *holder* task (anyio requires the same task for both), and calls run in their
+own tasks beside it. Every wait is bounded: the start, each call, the stop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from contextlib import AsyncExitStack, suppress
+from typing import Any, BinaryIO
+
+from ..agent.tools import ToolError
+from .config import ConfigError, ServerConfig
+
+STARTUP_TIMEOUT_S = 20.0
+STOP_TIMEOUT_S = 8.0  # the SDK's stdio shutdown: close stdin, 2 s, SIGTERM, 2 s, SIGKILL
+STDERR_TAIL_CHARS = 1500
+MAX_TOOL_PAGES = 50
+
+NOT_STARTED, STARTING, RUNNING, FAILED, CRASHED, STOPPED = (
+    "not started", "starting", "running", "failed", "crashed", "stopped")
+
+
+class ServerConnection:
+    """A server's state (one of the constants above), its tools, and its last error."""
+
+    def __init__(self, config: ServerConfig, *, startup_timeout_s: float | None = None) -> None:
+        self.config = config
+        self.startup_timeout_s = config.startup_timeout_s or startup_timeout_s or STARTUP_TIMEOUT_S
+        self.state = NOT_STARTED
+        self.error: str | None = None
+        self.tools: list[Any] = []  # mcp_types.Tool
+        self.instructions: str | None = None
+        self.generation = 0  # bumped at each successful start
+        self._client: Any = None
+        self._holder: asyncio.Task[None] | None = None
+        self._stop_event: asyncio.Event | None = None
+        self._scope: Any = None  # the holder's anyio CancelScope
+        self._stderr: BinaryIO | None = None
+        self._secrets: list[str] = []
+        self._lock: asyncio.Lock | None = None
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def _guard(self) -> asyncio.Lock:
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        return self._lock
+
+    # lifecycle ---------------------------------------------------------------
+    async def ensure_started(self) -> bool:
+        """Start unless running; True when it runs afterwards."""
+        async with self._guard():
+            if self.state != RUNNING or self._client is None:
+                await self._start()
+            return self.state == RUNNING
+
+    async def restart(self) -> bool:
+        async with self._guard():
+            await self._teardown()
+            await self._start()
+            return self.state == RUNNING
+
+    async def stop(self) -> None:
+        async with self._guard():
+            await self._teardown()
+            if self.state in (RUNNING, STARTING, CRASHED):
+                self.state = STOPPED
+
+    async def _start(self) -> None:
+        await self._teardown()
+        self.state, self.error = STARTING, None
+        try:
+            transport = self._transport()
+        except (ConfigError, OSError, ValueError) as exc:
+            self.state, self.error = FAILED, str(exc)
+            return
+        except ImportError as exc:
+            self.state, self.error = FAILED, f"the MCP SDK is missing ({exc}); pip install 'mcp>=2,<3'"
+            return
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[tuple[list[Any], str | None]] = loop.create_future()
+        self._stop_event = asyncio.Event()
+        self._holder = loop.create_task(self._hold(transport, ready), name=f"mcp:{self.name}")
+        try:
+            tools, instructions = await asyncio.wait_for(asyncio.shield(ready), self.startup_timeout_s)
+        except TimeoutError:
+            ready.cancel()
+            error = f"it did not complete the MCP handshake within {self.startup_timeout_s:g}s"
+        except Exception as exc:  # noqa: BLE001 - any failure to start is reported, never raised
+            error = str(exc)
+        else:
+            self.tools, self.instructions = tools, instructions
+            self.state, self.generation = RUNNING, self.generation + 1
+            return
+        tail = self.stderr_tail()  # before the teardown closes the file
+        await self._teardown()
+        self.state, self.error = FAILED, self.scrub(error.rstrip(".") + "." + _stderr_note(tail))
+
+    def _transport(self) -> Any:
+        """What ``Client`` connects to: stdio parameters, or a streamable HTTP transport."""
+        from mcp import StdioServerParameters
+
+        config = self.config
+        if config.transport == "stdio":
+            env, env_secrets = config.resolved_env()
+            args, arg_secrets = config.resolved_args()
+            self._secrets = env_secrets + arg_secrets
+            return StdioServerParameters(command=config.command, args=args, env=env or None, cwd=config.cwd)
+        url, url_secrets = config.resolved_url()
+        headers, header_secrets = config.resolved_headers()
+        self._secrets = url_secrets + header_secrets
+        return ("http", url, headers)
+
+    async def _hold(self, transport: Any, ready: asyncio.Future[tuple[list[Any], str | None]]) -> None:
+        """Open the client, list the tools, then keep the connection until told to stop.
+
+        Stopped by the stop event (a clean exit) or, mid-handshake, by cancelling its anyio
+        scope: the SDK's stdio shutdown is shielded from that, so the process still ends.
+        """
+        import anyio
+        from mcp import Client, StdioServerParameters, stdio_client
+        from mcp_types import Implementation
+
+        stop_event = self._stop_event
+        assert stop_event is not None
+        try:
+            with anyio.CancelScope() as self._scope:
+                async with AsyncExitStack() as stack:
+                    if isinstance(transport, StdioServerParameters):
+                        self._stderr = tempfile.TemporaryFile()
+                        target: Any = stdio_client(transport, errlog=self._stderr)  # type: ignore[arg-type]
+                    else:
+                        target = await self._http_transport(stack, transport[1], transport[2])
+                    client = await stack.enter_async_context(Client(
+                        target, read_timeout_seconds=self.startup_timeout_s,
+                        client_info=Implementation(name="jupyter-brain", version=_version())))
+                    tools = await _list_tools(client)
+                    self._client = client
+                    ready.set_result((tools, client.instructions))
+                    await stop_event.wait()
+            if not ready.done():
+                ready.set_exception(RuntimeError("the start was cancelled"))
+        except BaseException as exc:  # noqa: BLE001 - the holder ends quietly; callers see the state
+            if not ready.done():
+                ready.set_exception(RuntimeError(describe(exc)))
+            elif not stop_event.is_set():
+                self.state, self.error = CRASHED, self.scrub(describe(exc))
+        finally:
+            self._client = None
+            self._scope = None
+
+    async def _http_transport(self, stack: AsyncExitStack, url: str, headers: dict[str, str]) -> Any:
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        http = await stack.enter_async_context(
+            httpx2.AsyncClient(headers=headers or None, timeout=httpx2.Timeout(30.0, read=300.0)))
+        return streamable_http_client(url, http_client=http)
+
+    async def _teardown(self) -> None:
+        """Stop the holder (which closes the client: the SDK ends a stdio server's whole
+        process group) and wait for it, within bounds."""
+        holder, self._holder = self._holder, None
+        if holder is not None and not holder.done():
+            if self._client is not None and self._stop_event is not None:  # connected: a clean exit
+                self._stop_event.set()
+                await asyncio.wait({holder}, timeout=STOP_TIMEOUT_S)
+            if not holder.done() and self._scope is not None:  # mid-handshake, or stuck
+                self._scope.cancel()
+                await asyncio.wait({holder}, timeout=STOP_TIMEOUT_S)
+            if not holder.done():
+                holder.cancel()  # last resort; the SDK could then leave the process behind
+        self._client = None
+        if self._stderr is not None:
+            with suppress(OSError):
+                self._stderr.close()
+            self._stderr = None
+
+    # calls ---------------------------------------------------------------------
+    async def call(self, tool: str, arguments: dict[str, Any], timeout_s: float) -> Any:
+        """``tools/call`` bounded by ``timeout_s``; a crashed server is restarted first.
+        Failures become ``ToolError``s the model can read."""
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import REQUEST_TIMEOUT
+
+        restarted = False
+        if self._client is not None and _closed(self._client):  # it died while idle: nothing was sent
+            async with self._guard():
+                await self._teardown()
+                self.state = CRASHED
+        if self.state != RUNNING or self._client is None:
+            if not await self.ensure_started():
+                raise ToolError(f"MCP server '{self.name}' could not be restarted: {self.error}")
+            restarted = True
+        client, generation, mark = self._client, self.generation, self._stderr_size()
+        try:
+            return await asyncio.wait_for(
+                client.call_tool(tool, arguments, read_timeout_seconds=timeout_s), timeout_s + 1.0)
+        except TimeoutError:
+            raise ToolError(f"MCP server '{self.name}' did not answer within {timeout_s:g}s") from None
+        except MCPError as exc:
+            if exc.code == REQUEST_TIMEOUT:
+                raise ToolError(f"MCP server '{self.name}' did not answer within {timeout_s:g}s") from None
+            if _connection_lost(exc):
+                raise ToolError(await self._lost(restarted, generation, mark)) from None
+            raise ToolError(f"MCP server '{self.name}' refused the call: {self.scrub(exc.message)}") from None
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a broken transport: report, restart next time
+            raise ToolError(await self._lost(restarted, generation, mark, describe(exc))) from None
+
+    async def _lost(self, restarted: bool, generation: int, mark: int, detail: str = "") -> str:
+        tail = self.stderr_tail(since=mark)  # what the server wrote during this call
+        async with self._guard():
+            if self.generation != generation:  # another call restarted it meanwhile
+                return f"MCP server '{self.name}' stopped during the call; it has been restarted since."
+            await self._teardown()
+            self.state = CRASHED
+            self.error = self.scrub("the connection closed during a call" + (f" ({detail})" if detail else "")
+                                    + "." + _stderr_note(tail))
+        again = "" if restarted else " It will be restarted on the next call."
+        return self.scrub(f"MCP server '{self.name}' stopped during the call (it crashed or closed the "
+                          f"connection).{again}{_stderr_note(tail)}")
+
+    # reporting -----------------------------------------------------------------
+    def _stderr_size(self) -> int:
+        try:
+            return self._stderr.seek(0, 2) if self._stderr is not None else 0
+        except (OSError, ValueError):
+            return 0
+
+    def stderr_tail(self, since: int = 0) -> str:
+        """The last lines a stdio server wrote to stderr (after byte ``since``)."""
+        if self._stderr is None:
+            return ""
+        try:
+            size = self._stderr.seek(0, 2)
+            self._stderr.seek(max(since, size - 4 * STDERR_TAIL_CHARS))
+            text = self._stderr.read().decode("utf-8", "replace")
+        except (OSError, ValueError):
+            return ""
+        lines = [line.rstrip() for line in text.splitlines() if line.strip()]
+        tail = "\n".join(lines[-12:])
+        return self.scrub(tail[-STDERR_TAIL_CHARS:])
+
+    def scrub(self, text: str) -> str:
+        """No resolved env or header value in anything we show or store."""
+        for secret in sorted(set(self._secrets), key=len, reverse=True):
+            if len(secret) >= 4:
+                text = text.replace(secret, "***")
+        return text
+
+
+def _stderr_note(tail: str) -> str:
+    if not tail:
+        return ""
+    return "\nIts last stderr lines:\n" + "\n".join(f"  {line}" for line in tail.splitlines())
+
+
+async def _list_tools(client: Any) -> list[Any]:
+    tools: list[Any] = []
+    cursor = None
+    for _ in range(MAX_TOOL_PAGES):
+        page = await client.list_tools(cursor=cursor)
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return tools
+
+
+def _closed(client: Any) -> bool:
+    """Whether the client's connection has already closed (the SDK's dispatcher saw EOF)."""
+    try:
+        return bool(getattr(getattr(client.session, "_dispatcher", None), "_closed", False))
+    except RuntimeError:  # no session any more
+        return True
+
+
+def _connection_lost(exc: Any) -> bool:
+    from mcp_types import CONNECTION_CLOSED
+
+    return getattr(exc, "code", None) == CONNECTION_CLOSED
+
+
+def describe(exc: BaseException) -> str:
+    """The first real error inside (anyio wraps transport failures in exception groups)."""
+    seen = 0
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions and seen < 10:
+        real = [e for e in exc.exceptions if not isinstance(e, asyncio.CancelledError)]
+        exc = (real or list(exc.exceptions))[0]
+        seen += 1
+    if isinstance(exc, asyncio.CancelledError):
+        return "the connection was cancelled"
+    text = str(exc).strip()
+    if getattr(exc, "code", None) is not None and text == "Connection closed":
+        return "the server closed the connection (it exited or crashed)"
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _version() -> str:
+    from .. import __version__
+
+    return __version__

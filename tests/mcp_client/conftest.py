@@ -1,0 +1,61 @@
+"""Fixtures for the MCP tests: real servers (the demo server of this folder over stdio and
+over streamable HTTP, and the third-party ``mcp-server-time``), never protocol mocks.
+
+Tests that start server processes carry the ``mcp_server`` mark (each start is ~1 s).
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from .servers import DEMO, free_port
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "mcp_server: starts real MCP server processes (about 1 s each)")
+
+
+@pytest.fixture()
+def manager(tmp_path):
+    from jupyter_brain.mcp.manager import MCPManager
+
+    m = MCPManager(startup_timeout_s=15)
+    yield m
+    m.shutdown()
+
+
+@pytest.fixture()
+def http_server():
+    """The demo server over streamable HTTP on 127.0.0.1; yields (url, process)."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, str(DEMO), "http", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+            break
+        except OSError:
+            if proc.poll() is not None:
+                raise RuntimeError("the HTTP demo server exited") from None
+            time.sleep(0.05)
+    else:
+        proc.kill()
+        raise RuntimeError("the HTTP demo server did not listen in time")
+    yield f"http://127.0.0.1:{port}/mcp", proc
+    proc.kill()
+    proc.wait(5)
+
+
+@pytest.fixture()
+def shutdown_kernel_mcp():
+    """The process-wide manager used by %%agent, shut down after the test."""
+    from jupyter_brain.mcp.manager import shutdown_kernel_manager
+
+    yield
+    shutdown_kernel_manager()

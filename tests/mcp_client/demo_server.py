@@ -1,0 +1,117 @@
+"""A small MCP server for the tests, built with the SDK's MCPServer (FastMCP in mcp 1.x).
+
+    python demo_server.py                 # stdio
+    python demo_server.py http PORT       # streamable HTTP on 127.0.0.1:PORT/mcp
+    python demo_server.py fail            # writes to stderr (with $DEMO_TOKEN) and exits: cannot start
+
+Its tools cover what a client must handle: a read-only tool, a destructive one, an image,
+an embedded resource, an error result, a large result, a crash and a hang.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import struct
+import sys
+import zlib
+
+import anyio
+import mcp_types as types
+from mcp.server.mcpserver import Image, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+server = MCPServer("demo", instructions="A demo server for jupyter-brain's tests.", log_level="WARNING")
+ITEMS = {"apple": "red", "banana": "yellow"}
+
+
+@server.tool(annotations=types.ToolAnnotations(read_only_hint=True))
+def lookup(key: str) -> str:
+    """Look up the colour of a fruit."""
+    return ITEMS.get(key, f"no entry for {key!r}")
+
+
+@server.tool(annotations=types.ToolAnnotations(read_only_hint=False, destructive_hint=True))
+def delete_item(key: str) -> str:
+    """Delete a fruit from the store."""
+    ITEMS.pop(key, None)
+    return f"deleted {key}"
+
+
+@server.tool(annotations=types.ToolAnnotations(read_only_hint=True))
+def chart() -> Image:
+    """Draw a chart (a 2x2 red PNG)."""
+    return Image(data=_png(2, 2), format="png")
+
+
+@server.tool(annotations=types.ToolAnnotations(read_only_hint=True))
+def readme() -> types.EmbeddedResource:
+    """The README as an embedded resource."""
+    return types.EmbeddedResource(
+        resource=types.TextResourceContents(uri="file:///demo/README.md", mime_type="text/markdown",
+                                            text="# Demo\nA demo server.")
+    )
+
+
+@server.tool(annotations=types.ToolAnnotations(read_only_hint=True))
+def fail(message: str = "something broke") -> str:
+    """Always fails (the server returns an error result)."""
+    raise ToolError(message)
+
+
+@server.tool(annotations=types.ToolAnnotations(read_only_hint=True))
+def big(n: int = 50_000) -> str:
+    """Return n characters."""
+    return "x" * n
+
+
+@server.tool(annotations=types.ToolAnnotations(read_only_hint=True))
+def env_value(name: str) -> str:
+    """The value of an environment variable of the server process."""
+    return os.environ.get(name, "<unset>")
+
+
+@server.tool(annotations=types.ToolAnnotations(read_only_hint=True))
+def env_digest(name: str) -> str:
+    """The SHA-256 of an environment variable of the server process."""
+    return hashlib.sha256(os.environ.get(name, "").encode()).hexdigest()
+
+
+@server.tool(annotations=types.ToolAnnotations(read_only_hint=True))
+def pid() -> int:
+    """The server's process id."""
+    return os.getpid()
+
+
+@server.tool(annotations=types.ToolAnnotations(read_only_hint=True))
+def crash() -> str:
+    """Kill the server process in the middle of the call."""
+    os._exit(3)
+
+
+@server.tool(annotations=types.ToolAnnotations(read_only_hint=True))
+async def hang(seconds: float = 3600.0) -> str:
+    """Sleep far longer than any timeout."""
+    await anyio.sleep(seconds)
+    return "woke up"
+
+
+def _png(width: int, height: int) -> bytes:
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    rows = b"".join(b"\x00" + b"\xff\x00\x00" * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+if __name__ == "__main__":
+    mode = sys.argv[1] if len(sys.argv) > 1 else "stdio"
+    if mode == "fail":
+        token = os.environ.get("DEMO_TOKEN", "")
+        print(f"demo: cannot open the database at /nonexistent/db.sqlite (token {token})", file=sys.stderr)
+        sys.exit(2)
+    if mode == "http":
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run()
