@@ -247,7 +247,10 @@ class ChunkAssembler:
             self.calls.append(call)
         if wire_id and not call["id"]:
             call["id"] = wire_id
-        call["name"] += name
+        # A name normally arrives once (or in fragments); llama.cpp's server repeats the
+        # whole name, with the id, in every chunk of the call: never append it twice.
+        if name and name != call["name"]:
+            call["name"] += name
         call["args"] += fragment
         if not call["started"] and call["name"]:
             call["started"] = True

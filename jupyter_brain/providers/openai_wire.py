@@ -56,7 +56,9 @@ def to_wire(messages: list[Message], reasoning_echo: ReasoningEcho = "off") -> l
 
 
 def _assistant(m: Message, reasoning_echo: ReasoningEcho) -> dict[str, Any]:
-    out: dict[str, Any] = {"role": "assistant", "content": m.get("content") or None}
+    # "" rather than null: llama.cpp's server rejects a null content (HTTP 500), and
+    # OpenAI-compatible servers accept an empty string beside tool calls.
+    out: dict[str, Any] = {"role": "assistant", "content": m.get("content") or ""}
     calls = m.get("tool_calls") or []
     if calls:
         out["tool_calls"] = [
