@@ -44,6 +44,7 @@ class AgentMagics(Magics):
     stream = setting_trait("stream")
     compaction = setting_trait("compaction")
     context_budget = setting_trait("context_budget")
+    thinking_phase = setting_trait("thinking_phase")
     auto_compact = setting_trait("auto_compact")
     max_tools = setting_trait("max_tools")
     data_dir = setting_trait("data_dir")

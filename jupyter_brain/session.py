@@ -95,6 +95,8 @@ class Session:
             secrets=secrets,
             checkpoint_store=checkpoint_store,
             session_state=self.state,
+            thinking_phase=options.thinking_phase != "off",
+            thinking_strategy="summary" if options.thinking_phase == "off" else options.thinking_phase,
         )
 
     def run(

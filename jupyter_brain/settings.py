@@ -27,6 +27,7 @@ PERMISSION_CHOICES = ("read-only", "ask", "auto")
 COMPACTION_CHOICES = ("summary", "token_budget", "semantic")
 COMPACTION_ALIASES = {"sliding": "summary", "sliding_window": "summary", "budget": "token_budget",
                       "relevance": "semantic", "bm25": "semantic"}
+THINKING_PHASE_CHOICES = ("off", *COMPACTION_CHOICES)  # off, or the phase's compaction strategy
 
 
 def strategy_choices() -> tuple[str, ...]:
@@ -111,6 +112,9 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             choices=COMPACTION_CHOICES, aliases=COMPACTION_ALIASES, flag="--compaction"),
     Setting("context_budget", int, 0, "keep requests under this many tokens (default: the model's window)",
             flag="--context-budget", metavar="TOKENS", zero_is_none=True, ge=1_000),
+    Setting("thinking_phase", str, "off", "a thinking phase after each tool cycle keeps a compact task state "
+            "instead of bulk tool output (off, or its strategy)", choices=THINKING_PHASE_CHOICES,
+            aliases=COMPACTION_ALIASES, flag="--thinking-phase"),
     Setting("auto_compact", bool, True, "compact the history when a request reaches the critical level"),
     Setting("max_tools", int, 0, "offer only the N tools most relevant to the prompt (0 = all)", ge=0),
     Setting("data_dir", str, ".jupyter_brain", "where the event log and artifacts live", agent_config=False),

@@ -43,6 +43,7 @@ from mock_servers import Count, Hangup, HttpError, MockAnthropic, MockOpenAI, Mo
 from jupyter_brain.agent.events import EventLog
 from jupyter_brain.agent.harness import AgentHarness, TurnResult
 from jupyter_brain.agent.history import history_problems, signatures
+from jupyter_brain.agent.retry import RetryPolicy
 from jupyter_brain.agent.tools import AgentToolRegistry, tool
 from jupyter_brain.providers import anthropic as anthropic_wire
 from jupyter_brain.providers import openai_compat as openai_wire
@@ -54,6 +55,10 @@ from jupyter_brain.widgets import _format as fmt
 from jupyter_brain.widgets._fold import fold
 
 MAX_RETRIES = 1  # SDK retries per request: one HTTP error is absorbed, two surface
+# The harness tries a step's model call again after a transient failure mid-stream
+# (#12 item 8: overloaded, a dropped or truncated stream): here every attempt meets the
+# same fault, so such a turn still ends "error" — after RetryEvents, with no sleeps.
+HARNESS_ATTEMPTS = 3
 HANG_TIMEOUT_S = 0.05
 HANG_SLEEP_S = 0.4
 SESSION = "faults"
@@ -549,12 +554,17 @@ class _Run:
         if fault in STREAM_FAULTS:
             # Never past the last frame that completes the answer (finish / message_stop).
             pos = int(step.at * (self._frames(reply) - 2))
-            if fault == "stream_error":
-                reply.error_after, reply.error_type = pos, step.error_type
-            elif fault == "drop":
-                reply.drop_after = pos
-            else:
-                reply.truncate_after = pos
+            faulty = []
+            for _ in range(HARNESS_ATTEMPTS):  # each retry meets the fault again
+                if fault == "stream_error":
+                    reply.error_after, reply.error_type = pos, step.error_type
+                elif fault == "drop":
+                    reply.drop_after = pos
+                else:
+                    reply.truncate_after = pos
+                faulty.append(reply)
+                reply = self._reply(t, s, step, final)
+            return faulty  # (unused attempts are cleared by the server's reset after the turn)
         return [reply]
 
     # run -------------------------------------------------------------------
@@ -570,6 +580,7 @@ class _Run:
             max_steps=8, timeout_s=60, stream=sc.stream, think_level="low" if sc.think else "off",
             reflect_on_tool_error=False, reflect_on_uncertainty=False,
         )
+        self.harness.retry = RetryPolicy(max_attempts=HARNESS_ATTEMPTS, wait=lambda s, cancel: False)
         self.view = AgentView()
         self.text_out = io.StringIO()
         self.text_view = TextView(self.text_out)
@@ -720,6 +731,15 @@ class _Run:
             p.append("logged events are out of order")
         if not types or types[0] != "turn_start" or types[-1] != "turn_end":
             p.append(f"the logged turn runs {types[:1]} … {types[-1:]}")
+        retries = [e for e in events if e.type == "retry"]
+        if len(retries) > HARNESS_ATTEMPTS - 1:
+            p.append(f"{len(retries)} retries of a model call, at most {HARNESS_ATTEMPTS - 1} allowed")
+        for e in retries:
+            fault = plan[e.step - 1].fault if e.step <= len(plan) else None
+            if fault not in ("stream_error", "drop", "truncate"):
+                p.append(f"step {e.step} retried after {e.reason!r} without a mid-stream fault ({fault})")
+        if retries and result.status == "error" and "attempts" not in result.text:
+            p.append(f"a retried step failed without saying it gave up: {result.text!r}")
         errors = [e for e in events if e.type == "error"]
         if result.status == "error":
             if not errors:

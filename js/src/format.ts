@@ -9,6 +9,7 @@ export const STATUS_LABEL: Record<string, string> = {
   strategy_limit: "stopped: strategy limit reached",
   error: "failed: provider error",
   interrupted: "interrupted",
+  refused: "refused: the model declined",
 };
 
 export const STATUS_ICON: Record<string, string> = {
@@ -19,6 +20,7 @@ export const STATUS_ICON: Record<string, string> = {
   strategy_limit: "■",
   error: "✗",
   interrupted: "■",
+  refused: "⊘",
 };
 
 export const TOOL_ICON: Record<string, string> = {
@@ -30,7 +32,21 @@ export const TOOL_ICON: Record<string, string> = {
   blocked: "⊘",
   invalid: "⚠",
   interrupted: "■",
+  truncated: "✂",
 };
+
+export const ESTIMATED_MARK = "≈ estimated";
+
+/** `retrying 2/3 after: overloaded` (as _format.retry_text). */
+export function retryText(e: { attempt: number; max_attempts: number; reason: string; delay_s?: number }): string {
+  const wait = e.delay_s ? ` in ${e.delay_s.toFixed(1)} s` : "";
+  return `retrying ${e.attempt}/${e.max_attempts} after: ${e.reason}${wait} (partial output discarded)`;
+}
+
+/** Only inline raster/vector images the kernel made; anything else is dropped. */
+export function safeImageUrl(url: unknown): string | null {
+  return typeof url === "string" && /^data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=]+$/.test(url) ? url : null;
+}
 
 export const STRATEGY_LABEL: Record<string, string> = {
   thought: "Thought",

@@ -4,7 +4,16 @@
 import { h } from "./dom";
 import { renderMarkdown } from "./markdown";
 import { ApprovalCard, contextMarker, type SendFn } from "./parts/approval";
-import { compactionMarker, errorCard, reflectionCard, strategyRow, turnEndBanner } from "./parts/cards";
+import {
+  compactionMarker,
+  errorCard,
+  reflectionCard,
+  refusalCard,
+  retryMarker,
+  strategyRow,
+  thinkingPhaseCard,
+  turnEndBanner,
+} from "./parts/cards";
 import { Footer, Header } from "./parts/header";
 import { type MarkdownFn, TextBlock } from "./parts/text";
 import { ThinkingBlock } from "./parts/thinking";
@@ -90,8 +99,21 @@ class StepView {
     this.add(el);
   }
 
+  /** A retry: everything the failed attempt showed stays, struck through as discarded;
+   *  the next attempt starts fresh blocks below it. */
+  discard(): void {
+    this.closeText();
+    for (const child of Array.from(this.flow.children)) {
+      if (!child.classList.contains("jb-retry")) child.classList.add("jb-discarded");
+    }
+    this.last = null;
+    this.thinking = null;
+    this.tools = null;
+    this.strategyList = null;
+  }
+
   hasText(): boolean {
-    return this.flow.querySelector(".jb-text") !== null;
+    return this.flow.querySelector(".jb-text:not(.jb-discarded)") !== null;
   }
 
   dispose(): void {
@@ -172,8 +194,18 @@ class TurnView {
       case "error":
         this.card(e.step ?? 0, errorCard(e));
         break;
+      case "retry": {
+        this.sawText = false; // the failed attempt's text is discarded
+        const step = this.step(e.step);
+        step.discard();
+        step.card(retryMarker(e));
+        break;
+      }
       case "compaction":
         this.card(e.step ?? 0, compactionMarker(e));
+        break;
+      case "thinking_phase":
+        this.card(e.step ?? 0, thinkingPhaseCard(e));
         break;
       case "context_warning":
         this.card(e.step ?? 0, contextMarker(e));
@@ -202,7 +234,9 @@ class TurnView {
 
   private end(e: EventOf<"turn_end">): void {
     for (const s of this.steps.values()) s.closeText();
-    if (!this.sawText && e.text) {
+    if (e.status === "refused") {
+      this.flow.append(refusalCard(e));
+    } else if (!this.sawText && e.text) {
       // A non-streaming provider: the answer only arrives with the turn's end.
       const answer = h("div", "jb-text jb-md jb-final");
       answer.innerHTML = this.opts.markdown(e.text);

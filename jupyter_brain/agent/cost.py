@@ -21,7 +21,16 @@ class TurnCost:
     turn_id: str
     model: str | None
     usage: Usage = field(default_factory=Usage)
-    cost_usd: float | None = 0.0
+    cost_usd: float | None = 0.0  # everything the turn cost, the thinking phase included
+    # The thinking phase's own model calls (``agent/thinking_phase``), not in ``usage``.
+    thinking_phase_usage: Usage = field(default_factory=Usage)
+    thinking_phase_calls: int = 0
+    thinking_phase_cost_usd: float | None = 0.0
+
+    @property
+    def estimated(self) -> bool:
+        """Some of this turn's usage was counted locally (the server reported none)."""
+        return self.usage.estimated
 
 
 class SessionCostTracker:
@@ -37,8 +46,10 @@ class SessionCostTracker:
         price = price_for(model, provider, self.prices)
         return None if price is None else price.cost(usage)
 
-    def record(self, turn_id: str, usage: Usage, model: str | None, provider: str | None = None) -> float | None:
-        """Add usage to a turn (creating it on first use); returns this usage's cost."""
+    def record(self, turn_id: str, usage: Usage, model: str | None, provider: str | None = None, *,
+               thinking_phase: bool = False) -> float | None:
+        """Add usage to a turn (creating it on first use); returns this usage's cost. A
+        thinking-phase call is counted apart (``thinking_phase_*``) and in the turn's cost."""
         with self._lock:
             memo = self._price_memo
             if memo is None or memo[0] != turn_id or memo[1] != (model, provider):
@@ -50,7 +61,13 @@ class SessionCostTracker:
                 turn = TurnCost(turn_id=turn_id, model=model)
                 self.turns.append(turn)
                 self._by_id[turn_id] = turn
-            turn.usage = turn.usage + usage
+            if thinking_phase:
+                turn.thinking_phase_usage = turn.thinking_phase_usage + usage
+                turn.thinking_phase_calls += 1
+                tc = turn.thinking_phase_cost_usd
+                turn.thinking_phase_cost_usd = None if (cost is None or tc is None) else tc + cost
+            else:
+                turn.usage = turn.usage + usage
             turn.cost_usd = None if (cost is None or turn.cost_usd is None) else turn.cost_usd + cost
         return cost
 
@@ -79,4 +96,5 @@ class SessionCostTracker:
 
     def summary(self) -> dict[str, object]:
         usage = self.total_usage
-        return {"turns": len(self.turns), **usage.model_dump(), "cost_usd": self.total_cost_usd}
+        return {"turns": len(self.turns), **usage.model_dump(), "cost_usd": self.total_cost_usd,
+                "usage_estimated": usage.estimated}

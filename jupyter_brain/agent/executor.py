@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from ..providers.base import ToolCall
 from .artifacts import ArtifactStore
+from .images import ToolResult, model_images
 from .repair import MALFORMED_JSON_NOTE, describe_validation_error, repair_arguments
 from .tools import AgentToolRegistry, NonRetryableToolError, ToolError, ToolSpec, format_tool_output
 
@@ -68,7 +69,7 @@ class ApprovalObserver(Protocol):
 @dataclass
 class ToolOutcome:
     call: ToolCall
-    status: str  # ToolStatus: ok | error | timeout | denied | blocked | invalid | interrupted
+    status: str  # ToolStatus: ok | error | timeout | denied | blocked | invalid | interrupted | truncated
     output: str  # what the model reads
     wave: int = 0
     duration_ms: float = 0.0
@@ -78,19 +79,23 @@ class ToolOutcome:
     artifact: str | None = None
     error: str | None = None
     blocks_tool: bool = False  # a non-retryable failure: no more calls of this tool this turn
+    images: list[dict[str, str]] = field(default_factory=list)  # {"media_type", "data"} for the model
 
     @property
     def is_error(self) -> bool:
         return self.status != "ok"
 
     def to_message(self) -> dict[str, Any]:
-        return {
+        message = {
             "role": "tool",
             "tool_call_id": self.call.id,
             "name": self.call.name,
             "content": self.output,
             "is_error": self.is_error,
         }
+        if self.images:
+            message["images"] = self.images
+        return message
 
 
 @dataclass
@@ -268,6 +273,8 @@ class BoundedToolExecutor:
         return [outcomes[i] for i in range(len(calls))]
 
     def _gate(self, call: ToolCall, state: ToolTurnState, wave: int) -> ToolOutcome | tuple:
+        if call.truncated:  # first: never repaired, approved or run, whatever the tool
+            return truncated_outcome(call, wave)
         spec = self.registry.get(call.name)
         if spec is None:
             available = ", ".join(self.registry.names()) or "(none)"
@@ -372,9 +379,9 @@ class BoundedToolExecutor:
         return self._returned(call, value, wave, (time.perf_counter() - start) * 1000)
 
     def _returned(self, call: ToolCall, value: Any, wave: int, duration: float) -> ToolOutcome:
-        text = format_tool_output(value)
+        text = format_tool_output(value.text if isinstance(value, ToolResult) else value)
         shown, handle = self.artifacts.offload(text, self.output_limit)
-        return ToolOutcome(call, "ok", shown, wave, duration, artifact=handle)
+        return ToolOutcome(call, "ok", shown, wave, duration, artifact=handle, images=model_images(value))
 
     def _await(self, call, spec, validated, run: _Run, start: float, wave: int, remaining_s) -> ToolOutcome:
         attempts = 1
@@ -416,6 +423,20 @@ class BoundedToolExecutor:
         if on_end:
             on_end(outcome)
         return outcome
+
+
+TRUNCATED_ARGS_SHOWN = 300
+
+
+def truncated_outcome(call: ToolCall, wave: int) -> ToolOutcome:
+    """A call the output limit cut off: not run; the model sees what arrived, clipped."""
+    raw = call.raw_arguments or ""
+    shown = raw if len(raw) <= TRUNCATED_ARGS_SHOWN else raw[:TRUNCATED_ARGS_SHOWN] + f"… ({len(raw)} chars)"
+    message = (f"Not run: your call of '{call.name}' was cut off by the output token limit before its "
+               f"arguments were complete (received: {shown!r}). Retry with a shorter call: split the work "
+               "into smaller steps or write less per call.")
+    return ToolOutcome(call, "truncated", message, wave, arguments=raw,
+                       error="arguments cut off by the output limit; the call was not run")
 
 
 def _effect_verb(spec: ToolSpec) -> str:

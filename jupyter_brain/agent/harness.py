@@ -29,9 +29,11 @@ from .harness_settings import HarnessSettings
 from .redact import Redactor
 from .reflection import ReflectionEngine
 from .results import StepRecord, ToolCallRecord, TurnResult
+from .retry import RetryPolicy
 from .session_state import SessionState
 from .strategies import ReasoningStrategy, StrategyPreset
 from .thinking import ThinkingManager, ThinkLevel
+from .thinking_phase import ThinkingPhaseRunner, ThinkingProcessor
 from .tools import AgentToolRegistry
 from .turn import Turn
 
@@ -87,6 +89,9 @@ class AgentHarness:
         working_directory: str = ".",
         secrets: tuple[str, ...] = (),
         session_state: SessionState | None = None,
+        thinking_phase: bool = False,
+        thinking_strategy: CompactionStrategy | str = "summary",
+        thinking_provider: LLMProvider | None = None,
     ) -> None:
         self.settings = HarnessSettings(
             max_steps=max_steps, timeout_s=timeout_s, think_level=think_level, reflect_every=reflect_every,
@@ -97,8 +102,10 @@ class AgentHarness:
             context_window=context_window, compaction_target=compaction_target, strategy=strategy,
             max_reflections=max_reflections, reflect_on_tool_error=reflect_on_tool_error,
             reflect_on_uncertainty=reflect_on_uncertainty, agent_id=agent_id,
-            working_directory=working_directory, secrets=secrets,
+            working_directory=working_directory, secrets=secrets, thinking_phase=thinking_phase,
+            thinking_strategy=thinking_strategy,
         )
+        self.thinking_provider = thinking_provider
         self.provider = provider
         self.tools = tools if tools is not None else AgentToolRegistry()
         self.event_log = event_log
@@ -126,6 +133,7 @@ class AgentHarness:
             enable_validation=enable_tool_validation, approver=approver, output_limit=TOOL_MESSAGE_MAX_CHARS,
         )
         self._turn_lock = threading.Lock()
+        self.retry = RetryPolicy()  # transient model failures mid-stream (tests swap its wait)
         self._price_memo: tuple[tuple[str | None, str | None], ModelPrice | None] | None = None
 
     # settings read by views, the notebook layer and tests --------------------------------
@@ -221,12 +229,30 @@ class AgentHarness:
             provider=self.provider, tool_schemas=tool_schemas, workspace=self.workspace,
         )
 
-    def cost_of(self, usage: Usage, turn_id: str) -> float | None:
+    def thinking_phase_runner(self) -> ThinkingPhaseRunner | None:
+        """The turn's thinking phase (None when off); its model is ``thinking_provider``,
+        else this harness's provider (``token_budget`` calls none)."""
+        s = self.settings
+        if not s.thinking_phase:
+            return None
+        provider = self.thinking_provider or self.provider
+        processor = ThinkingProcessor(s.thinking_compactor, provider=provider, counter=self.counter)
+        return ThinkingPhaseRunner(processor, provider)
+
+    def cost_of(self, usage: Usage, turn_id: str, *, provider: Any = None, thinking_phase: bool = False) -> float | None:
+        """The cost of a call (recorded on the session's tracker when there is one);
+        ``provider``: the model that made it, when not this harness's (the thinking phase's)."""
+        if provider is not None and provider is not self.provider:
+            model, name = getattr(provider, "model", None), getattr(provider, "name", None)
+            if self.cost_tracker is not None:
+                return self.cost_tracker.record(turn_id, usage, model, name, thinking_phase=thinking_phase)
+            price = price_for(model, name)
+            return None if price is None else price.cost(usage)
         model = getattr(self.provider, "model", None)
-        provider = getattr(self.provider, "name", None)
+        name = getattr(self.provider, "name", None)
         if self.cost_tracker is not None:
-            return self.cost_tracker.record(turn_id, usage, model, provider)
-        if self._price_memo is None or self._price_memo[0] != (model, provider):  # looked up once
-            self._price_memo = ((model, provider), price_for(model, provider))
+            return self.cost_tracker.record(turn_id, usage, model, name, thinking_phase=thinking_phase)
+        if self._price_memo is None or self._price_memo[0] != (model, name):  # looked up once
+            self._price_memo = ((model, name), price_for(model, name))
         price = self._price_memo[1]
         return None if price is None else price.cost(usage)

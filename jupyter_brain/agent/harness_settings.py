@@ -40,6 +40,8 @@ class HarnessSettings:
     agent_id: str = DEFAULT_AGENT_ID
     working_directory: str = "."
     secrets: tuple[str, ...] = ()
+    thinking_phase: bool = False
+    thinking_strategy: CompactionStrategy | str = "summary"
 
     def __post_init__(self) -> None:
         if self.max_steps < 1:
@@ -58,6 +60,9 @@ class HarnessSettings:
         if isinstance(self.compaction, str):
             self.compaction = compaction_strategy(self.compaction)
         self.strategy = resolve_strategy(self.strategy)
+        self.thinking_phase = bool(self.thinking_phase)
+        if isinstance(self.thinking_strategy, str):
+            self.thinking_strategy = compaction_strategy(self.thinking_strategy)
 
     @property
     def level(self) -> ThinkLevel:
@@ -73,6 +78,12 @@ class HarnessSettings:
     def compactor(self) -> CompactionStrategy:
         """``compaction`` as an instance (``__post_init__`` resolves it)."""
         c = self.compaction
+        return compaction_strategy(c) if isinstance(c, str) else c
+
+    @property
+    def thinking_compactor(self) -> CompactionStrategy:
+        """``thinking_strategy`` as an instance: the thinking phase's compaction strategy."""
+        c = self.thinking_strategy
         return compaction_strategy(c) if isinstance(c, str) else c
 
     def thinking_config(self) -> ThinkingConfig:

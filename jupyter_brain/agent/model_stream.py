@@ -74,6 +74,7 @@ class ModelCall:
     thinking_budget: int
     stop: Callable[[], bool]  # a cancel or the deadline: end the stream early
     announced: set[str]  # tool call ids whose ToolCallStart was emitted (the tool step skips them)
+    received: int = 0  # stream events yielded so far (a failure after the first is mid-stream)
 
     def run(self, stream: bool) -> ModelOutcome:
         return self._stream() if stream else self._whole()
@@ -105,6 +106,7 @@ class ModelCall:
         thinking_open = False
         try:
             for ev in events:
+                self.received += 1
                 if self.stop():
                     if thinking_open:
                         emit(ThinkingEnd(step=step))

@@ -26,6 +26,7 @@ class StepRecord(BaseModel):
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_creation_tokens: int = 0
+    usage_estimated: bool = False  # the server reported no usage: counted with the tokenizer
 
 
 class ToolCallRecord(BaseModel):
@@ -39,6 +40,7 @@ class ToolCallRecord(BaseModel):
     step: int = 0
     artifact: str | None = None
     error: str | None = None
+    images: list[str] = Field(default_factory=list)  # as on ToolCallEnd (data URLs)
 
 
 class TurnResult(BaseModel):
@@ -55,6 +57,7 @@ class TurnResult(BaseModel):
     cache_read_tokens: int = 0
     cache_creation_tokens: int = 0
     cost_usd: float | None = None
+    usage_estimated: bool = False  # some step's usage was estimated (see StepRecord)
     duration_s: float = 0.0
     steps: list[StepRecord] = Field(default_factory=list)
     tool_calls: list[ToolCallRecord] = Field(default_factory=list)
@@ -64,6 +67,15 @@ class TurnResult(BaseModel):
     new_messages: list[dict[str, Any]] = Field(default_factory=list)
     error: str | None = None
     system_prompt: str = ""  # as sent (base + strategy + thinking instructions)
+    # The thinking phase (``agent/thinking_phase``), counted apart from the tokens above
+    # (``cost_usd`` includes its cost): phases run, its model calls and their tokens, and
+    # the history tokens it took out of the requests.
+    thinking_phases: int = 0
+    thinking_phase_calls: int = 0
+    thinking_phase_input_tokens: int = 0
+    thinking_phase_output_tokens: int = 0
+    thinking_phase_cost_usd: float | None = 0.0
+    thinking_phase_tokens_saved: int = 0
 
     def __str__(self) -> str:
         return self.text
@@ -76,7 +88,7 @@ class TurnResult(BaseModel):
 
     @property
     def usage(self) -> Usage:
-        return Usage(**{name: getattr(self, name) for name in Usage.model_fields})
+        return Usage(**{name: getattr(self, name) for name in Usage.model_fields}, estimated=self.usage_estimated)
 
 
 def clip(text: str, n: int) -> str:

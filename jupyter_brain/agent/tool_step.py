@@ -17,6 +17,7 @@ from .budget import TurnBudget
 from .callbacks import AgentCallbacks
 from .events import ApprovalDecision, ApprovalRequest, ToolCallArgs, ToolCallEnd, ToolCallStart
 from .executor import Approval, BoundedToolExecutor, ToolOutcome, ToolTurnState
+from .images import view_images
 from .results import ToolCallRecord
 from .thinking import ThinkingManager
 from .tools import ToolSpec
@@ -89,11 +90,12 @@ class ToolStep:
 
         def on_end(outcome: ToolOutcome) -> None:
             finished.append(outcome)
+            images = view_images(outcome.images, self.executor.artifacts) if outcome.images else []
             event = ToolCallEnd(
                 step=step, call_id=outcome.call.id, name=outcome.call.name, status=outcome.status,
                 duration_ms=outcome.duration_ms, wave=outcome.wave,
                 result_preview=outcome.output[:RESULT_PREVIEW_CHARS], artifact=outcome.artifact,
-                error=outcome.error,
+                error=outcome.error, images=images,
             )
             emit(event)
             self.callbacks.fire("on_tool_end", event)
@@ -102,7 +104,7 @@ class ToolStep:
             self.records.append(ToolCallRecord(
                 call_id=outcome.call.id, name=outcome.call.name, arguments=outcome.arguments,
                 status=outcome.status, output=outcome.output, duration_ms=outcome.duration_ms,
-                wave=outcome.wave, step=step, artifact=outcome.artifact, error=outcome.error,
+                wave=outcome.wave, step=step, artifact=outcome.artifact, error=outcome.error, images=images,
             ))
 
         try:

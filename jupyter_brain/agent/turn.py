@@ -32,10 +32,11 @@ from .events import (
 )
 from .executor import ToolTurnState
 from .history import answer_unanswered_calls
-from .model_stream import ModelCall, StrategyFeed
+from .model_stream import ModelCall, ModelOutcome, StrategyFeed
 from .redact import Redactor
 from .reflection import ReflectionResult
 from .results import StepRecord, ToolCallRecord, TurnResult
+from .retry import call_with_retries
 from .tool_step import ToolStep
 
 if TYPE_CHECKING:
@@ -85,6 +86,7 @@ class Turn:
         self.native_thinking = has_native_thinking(harness.provider)  # fixed for the turn too
         self.system_prompt = harness.build_system_prompt()
         self.fitter: ContextFitter = harness.context_fitter(self.tool_schemas)
+        self.phase = harness.thinking_phase_runner()  # None unless thinking_phase is on
         self.tools = ToolStep(harness._executor, self.tool_state, self.tool_calls, self.announced,
                               self.thinking, harness.callbacks, emit, harness.approval_timeout_s)
 
@@ -133,14 +135,18 @@ class Turn:
         step = self.step = self.budget.steps
         self.emit(StepStart(step=step))
         self.harness.callbacks.fire("on_step", step)
+        if self.phase is not None:  # the thinking phase compresses the history after a tool cycle
+            self.phase.after_tool_cycle(self, step)
         request = self._fit(step)
-        outcome = self._model_call(request, step).run(self.settings.stream)
+        outcome = self._call_model(request, step)
         if outcome.result is None:  # Ctrl-C, a cancel or the deadline mid-call
             self.status = "interrupted" if (outcome.interrupted or self._cancelled()) else "timeout"
             if outcome.partial:
                 self.messages.append({"role": "assistant", "content": outcome.partial})
             return False
         result = outcome.result
+        if result.stop_reason == "refusal":
+            self.status, result = "refused", _refusal_answer(result)
         self.messages.append(result.to_message())
         self._record_step(result, step)
         # Stated uncertainty only matters while the model can still act on it.
@@ -158,7 +164,7 @@ class Turn:
             self.persisted = len(self.messages)
         self.emit(StepEnd(step=step, stop_reason=result.stop_reason, tool_calls=len(result.tool_calls)))
         if not result.tool_calls:
-            self.final_text = result.text
+            self.final_text = (result.refusal or result.text) if self.status == "refused" else result.text
             return False
         strategy = self.settings.reasoning_strategy
         if strategy is not None and strategy.limit_reached(self.strategy_steps, step):
@@ -178,6 +184,14 @@ class Turn:
                 self.history_log.replace_history(self.session_id, self.messages)
             self.persisted = len(self.messages)
         return request
+
+    def _call_model(self, request: list[Message], step: int) -> ModelOutcome:
+        """The step's model call, tried again after a transient failure (``retry.py``)."""
+        return call_with_retries(
+            lambda: self._model_call(request, step), self.harness.retry, step=step, emit=self.emit,
+            stream=self.settings.stream, cancel=self.cancel, remaining_s=self.budget.remaining_s,
+            strategy_steps=self.strategy_steps, announced=self.announced,
+        )
 
     def _model_call(self, request: list[Message], step: int) -> ModelCall:
         provider = self.harness.provider
@@ -199,14 +213,17 @@ class Turn:
 
     def _record_step(self, result: ProviderResult, step: int) -> None:
         usage = result.usage
-        self.fitter.observe(usage.total_input_tokens)
+        estimated = usage.estimated
+        if not estimated:  # a local estimate must not calibrate the local counter
+            self.fitter.observe(usage.total_input_tokens)
         fields = {name: getattr(usage, name) for name in self.totals}  # Usage's fields, read once
         cost = self._add_usage(usage, fields)
         self.steps.append(StepRecord(
             step=step, text=result.text, thinking="\n\n".join(b.text for b in result.thinking),
             tool_calls=[c.id for c in result.tool_calls], stop_reason=result.stop_reason, **fields,
+            usage_estimated=estimated,
         ))
-        self.emit(UsageEvent(step=step, **fields, cost_usd=cost))
+        self.emit(UsageEvent(step=step, **fields, cost_usd=cost, usage_estimated=estimated))
 
     def _add_usage(self, usage: Usage, fields: dict[str, int] | None = None) -> float | None:
         """Count a model call's usage (``fields``: its dump, when the caller has it) and cost
@@ -259,7 +276,7 @@ class Turn:
         for call in answer_unanswered_calls(messages, first_new, INTERRUPTED_TOOL_NOTE):
             emit(ToolCallEnd(step=self.step, call_id=call["id"], name=call["name"], status="interrupted",
                              error="the turn ended before this tool finished"))
-        if self.status != "completed":
+        if self.status not in ("completed", "refused"):  # a refusal is its own answer
             self.final_text = self._explain_stop()
             # Join an unfinished answer, unless it is already in the log (then add a message).
             last = messages[-1]
@@ -273,12 +290,14 @@ class Turn:
         emit(TurnEnd(
             status=self.status, text=self.final_text, steps=len(self.steps), tool_calls=len(self.tool_calls),
             reflections=len(self.reflections), **totals, cost_usd=self.cost, duration_ms=duration * 1000,
+            usage_estimated=self.usage_estimated,
         ))
         return TurnResult(
             session_id=self.session_id, turn_id=self.turn_id, status=self.status, text=self.final_text,
-            **totals, cost_usd=self.cost, duration_s=duration, steps=self.steps, tool_calls=self.tool_calls,
+            **totals, cost_usd=self.cost, usage_estimated=self.usage_estimated, duration_s=duration, steps=self.steps, tool_calls=self.tool_calls,
             reflections=self.reflections, strategy_steps=self.strategy_steps, messages=messages,
             new_messages=messages[first_new:], error=self.error, system_prompt=self.system_prompt,
+            **(self.phase.totals() if self.phase is not None else {}),
         )
 
     def _explain_stop(self) -> str:
@@ -321,6 +340,17 @@ class Turn:
                 self._prompt_at = i
                 return i
         return min(default, len(messages))
+
+
+REFUSAL_NOTE = "The model declined to answer."
+
+
+def _refusal_answer(result: ProviderResult) -> ProviderResult:
+    """A refusal as the turn's answer: its reason (or a short note) after what streamed;
+    no tool calls (none runs on a refusal), so the history ends with this message."""
+    reason = (result.refusal or "").strip() or REFUSAL_NOTE
+    text = result.text if reason in result.text else _join(result.text.strip(), reason)
+    return result.model_copy(update={"text": text, "tool_calls": [], "refusal": reason})
 
 
 def _join(a: str, b: str) -> str:

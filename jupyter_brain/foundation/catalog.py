@@ -82,6 +82,48 @@ def context_window_for(model: str | None) -> int:
     return DEFAULT_CONTEXT_WINDOW if window is None else window
 
 
+# --------------------------------------------------------------------------- images
+
+# Model families that take images as input (tool-result figures are sent to these only).
+# Longest prefix wins, so a text-only member of a vision family is listed as False.
+VISION_MODELS: dict[str, bool] = {
+    "claude-": True,
+    "claude-2": False,
+    "claude-instant": False,
+    "gpt-5": True,
+    "gpt-4.1": True,
+    "gpt-4o": True,
+    "gpt-4-turbo": True,
+    "gpt-4-vision": True,
+    "o1": True,
+    "o1-mini": False,
+    "o3": True,
+    "o3-mini": False,
+    "o4": True,
+    "llama3.2-vision": True,
+    "llama-3.2-11b-vision": True,
+    "llama-3.2-90b-vision": True,
+    "llama4": True,
+    "llava": True,
+    "bakllava": True,
+    "gemma3": True,
+    "qwen2.5-vl": True,
+    "qwen2-vl": True,
+    "qwen-vl": True,
+    "qwen3-vl": True,
+    "pixtral": True,
+    "minicpm-v": True,
+    "moondream": True,
+    "grok-2-vision": True,
+    "grok-4": True,
+}
+
+
+def accepts_images(model: str | None) -> bool:
+    """Whether a model takes images as input, by family; unknown models are assumed not to."""
+    return bool(match_model(model, VISION_MODELS))
+
+
 # --------------------------------------------------------------------------- prices
 
 

@@ -24,6 +24,9 @@ ToolSchema = dict[str, Any]
 MESSAGE_OVERHEAD_TOKENS = 4
 #: Per tool call and per tool result: the call id and the tool_use/tool_result wrapper.
 TOOL_CALL_OVERHEAD_TOKENS = 8
+# An image given to the model (a figure on a tool result): providers bill roughly
+# width*height/750 tokens; a downscaled figure is about this much.
+IMAGE_TOKENS = 1_000
 #: Per tool schema offered, beyond the JSON of the schema itself.
 TOOL_SCHEMA_OVERHEAD_TOKENS = 4
 
@@ -141,6 +144,7 @@ def _message_key(msg: Message) -> tuple[Any, ...]:
         text_of(msg.get("content")),
         tuple((b.get("text") or "", b.get("data") or "") for b in thinking) if thinking else (),
         tuple((c.get("name") or "", _args_text(c.get("arguments"))) for c in calls) if calls else (),
+        len(msg.get("images") or ()),  # images on a tool result: a fixed cost each, never their bytes
     )
 
 
@@ -181,8 +185,8 @@ class TokenCounter:
         hit = _MESSAGE_COUNTS.get(key)
         if hit is not None:
             return hit
-        role, content, thinking, calls = key
-        n = MESSAGE_OVERHEAD_TOKENS + self.count_text(content)
+        role, content, thinking, calls, images = key
+        n = MESSAGE_OVERHEAD_TOKENS + self.count_text(content) + IMAGE_TOKENS * images
         for text, data in thinking:
             n += self.count_text(text) + self.count_text(data)
         for name, args in calls:

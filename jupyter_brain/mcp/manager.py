@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from ..agent.artifacts import ArtifactStore
+from ..agent.images import ToolResult
 from ..agent.tools import TOOL_CALL_TIMEOUT_S, ToolError, ToolSpec
 from .adapter import tool_spec
 from .config import ServerConfig, load_servers
 from .connection import FAILED, RUNNING, STARTUP_TIMEOUT_S, STOP_TIMEOUT_S, ServerConnection
 from .loop import BackgroundLoop, LoopTimeout
-from .results import render_result
+from .results import render_rich
 
 Report = Callable[[str], None]
 
@@ -104,7 +105,8 @@ class MCPManager:
         return call
 
     # calls (from the executor's worker threads) ---------------------------------------
-    def call(self, server: str, tool: str, arguments: dict[str, Any], timeout_s: float | None = None) -> str:
+    def call(self, server: str, tool: str, arguments: dict[str, Any],
+             timeout_s: float | None = None) -> str | ToolResult:
         timeout = float(timeout_s or TOOL_CALL_TIMEOUT_S)
         connection = self.connections.get(server)
         if connection is None or self._closed:
@@ -116,7 +118,9 @@ class MCPManager:
         except LoopTimeout:
             raise ToolError(f"MCP server '{server}' did not answer within {timeout:g}s") from None
         try:
-            return connection.scrub(render_result(result, self.artifacts))
+            rich = render_rich(result, self.artifacts)
+            text = connection.scrub(rich.text)
+            return ToolResult(text, rich.images) if rich.images else text
         except ToolError as exc:
             raise ToolError(connection.scrub(str(exc))) from None
 

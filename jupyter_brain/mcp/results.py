@@ -3,7 +3,8 @@
 Text blocks verbatim, embedded text resources with their URI, links as a line. Images,
 audio and binary resources are saved in the artifact store (a ``data:`` URI under the
 handle, plus the decoded file beside it when the store is on disk) and the model reads a
-short note: tool results are text-only until multimodal tool results exist. An error
+short note; images are also attached to the result (``render_rich``), so a model that
+takes images sees them (the provider decides: image blocks, image_url parts or a note). An error
 result (``isError``) raises ``ToolError``, so the call ends as an error the model sees.
 Large text needs nothing here: the executor moves it to the artifact store.
 """
@@ -17,18 +18,27 @@ import mimetypes
 from typing import Any
 
 from ..agent.artifacts import ArtifactStore
+from ..agent.images import MEDIA_TYPES, ToolImage, ToolResult
 from ..agent.tools import ToolError
 
 
 def render_result(result: Any, artifacts: ArtifactStore) -> str:
-    parts = [_block_text(block, artifacts) for block in (getattr(result, "content", None) or [])]
+    return render_rich(result, artifacts).text
+
+
+def render_rich(result: Any, artifacts: ArtifactStore) -> ToolResult:
+    """The result's text for the model, with its images attached."""
+    blocks = getattr(result, "content", None) or []
+    images = [ToolImage(b.mime_type, b.data) for b in blocks
+              if getattr(b, "type", None) == "image" and getattr(b, "mime_type", None) in MEDIA_TYPES]
+    parts = [_block_text(block, artifacts) for block in blocks]
     structured = getattr(result, "structured_content", None)
     if not parts and structured is not None:
         parts.append(json.dumps(structured, ensure_ascii=False, default=str))
     text = "\n".join(p for p in parts if p)
     if getattr(result, "is_error", False):
         raise ToolError(text or "the MCP server reported an error without a message")
-    return text
+    return ToolResult(text, images)
 
 
 def _block_text(block: Any, artifacts: ArtifactStore) -> str:
@@ -68,5 +78,8 @@ def save_media(data: str, mime: str, artifacts: ArtifactStore, kind: str, *, uri
     label = "image" if prefix == "image" else kind
     source = f" {uri}" if uri else ""
     size = f"{len(raw) / 1024:.1f} KB" if len(raw) >= 1024 else f"{len(raw)} bytes"
-    return (f"[{label}{source}: {mime}, {size}, saved as artifact '{handle}'{where}. Images are not shown "
-            "to the model yet; describe it from the other output or tell the user where it is.]")
+    if prefix == "image" and mime in MEDIA_TYPES:
+        return (f"[{label}{source}: {mime}, {size}, saved as artifact '{handle}'{where}; attached to this "
+                "result as an image]")
+    return (f"[{label}{source}: {mime}, {size}, saved as artifact '{handle}'{where}. It is not shown "
+            "to the model; describe it from the other output or tell the user where it is.]")

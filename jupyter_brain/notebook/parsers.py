@@ -103,6 +103,7 @@ def build_parser() -> UsageParser:
     p.add_argument("--new", action="store_true", help="start a fresh session first")
     for name in ("permission", "stream", "compaction", "context_budget"):
         add_setting(p, name)
+    add_setting(p, "thinking_phase", nargs="?", const="summary")  # --thinking-phase alone: summary
     p.add_argument("--out", metavar="VAR", help="also store the TurnResult in this variable")
     p.add_argument("-h", "--help", action="store_true", help="show this help")
     return p

@@ -268,6 +268,14 @@ def _blocks(message: Message) -> tuple[str, list[dict[str, Any]]]:
             "tool_use_id": _tool_id(message.get("tool_call_id", "")),
             "content": str(message.get("content") or ""),
         }
+        if message.get("images"):  # figures as image blocks inside the result
+            text = result["content"]
+            result["content"] = [{"type": "text", "text": text}] if text else []
+            result["content"] += [
+                {"type": "image", "source": {"type": "base64", "media_type": im.get("media_type") or "image/png",
+                                             "data": im.get("data", "")}}
+                for im in message["images"]
+            ]
         if message.get("is_error"):
             result["is_error"] = True
         return "user", [result]

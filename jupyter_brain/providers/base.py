@@ -21,8 +21,15 @@ from pydantic import BaseModel, Field, PrivateAttr
 #   {"role": "assistant", "content": str,
 #        "thinking": [ThinkingBlock-as-dict, ...],          (optional)
 #        "tool_calls": [{"id", "name", "arguments": dict}]} (optional)
-#   {"role": "tool", "tool_call_id": str, "name": str, "content": str, "is_error": bool}
+#   {"role": "tool", "tool_call_id": str, "name": str, "content": str, "is_error": bool,
+#        "images": [{"media_type": "image/png", "data": <base64>}, ...]}  (optional: figures
+#                                                        the tool made; a provider sends them
+#                                                        as images where the model takes
+#                                                        them, else a short text note)
 Message = dict[str, Any]
+
+# What a model reads instead of a tool's image when it does not take images.
+NO_IMAGES_NOTE = "[the figure is not shown: this model does not take images]"
 
 # A tool schema offered to the model: {"name": str, "description": str,
 # "input_schema": <JSON schema of the arguments object>}.

@@ -17,6 +17,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
+from jupyter_brain.foundation.catalog import accepts_images
 from jupyter_brain.providers.base import (
     Message,
     ProviderError,
@@ -73,6 +74,7 @@ class OpenAICompatProvider(StreamingProvider):
         timeout: float = 600.0,
         max_retries: int = 2,
         send_reasoning_content: bool | None = None,
+        vision: bool | None = None,
     ) -> None:
         if preset not in PRESETS:
             raise ValueError(f"unknown preset {preset!r}; choose one of {sorted(PRESETS)}")
@@ -101,6 +103,7 @@ class OpenAICompatProvider(StreamingProvider):
                 default_model = None  # a local server: ask it what it serves
         self.model = model or default_model or ""
         self.max_tokens = max_tokens
+        self.vision = vision  # None: from the model catalogue (``takes_images``)
         self._echo_fixed = send_reasoning_content is not None
         self.reasoning_echo: ReasoningEcho = default_reasoning_echo(self.base_url, send_reasoning_content)
 
@@ -117,11 +120,17 @@ class OpenAICompatProvider(StreamingProvider):
         where = f", base_url={self.base_url!r}" if self.base_url else ""
         return f"OpenAICompatProvider(preset={self.name!r}, model={self.model!r}{where})"
 
+    @property
+    def takes_images(self) -> bool:
+        """Tool-result figures go to the model as images (else a note): the ``vision``
+        argument, or the model's family in the catalogue."""
+        return self.vision if self.vision is not None else accepts_images(self.model)
+
     def request_params(self, messages: list[Message], tools: list[ToolSchema]) -> dict[str, Any]:
         """Keyword arguments for ``chat.completions.create`` (without ``timeout``)."""
         params: dict[str, Any] = {
             "model": self._resolve_model(),
-            "messages": to_wire(messages, self.reasoning_echo),
+            "messages": to_wire(messages, self.reasoning_echo, images=self.takes_images),
             "stream": True,
             "stream_options": {"include_usage": True},
         }
@@ -161,7 +170,7 @@ class OpenAICompatProvider(StreamingProvider):
                 learned = None if self._echo_fixed else learn_reasoning_echo(self.reasoning_echo, mapped)
                 if learned is not None:
                     self.reasoning_echo = learned
-                    params["messages"] = to_wire(messages, learned)
+                    params["messages"] = to_wire(messages, learned, images=self.takes_images)
                     continue
                 if is_model_not_found(mapped):
                     raise self._unserved(mapped, params["model"]) from None

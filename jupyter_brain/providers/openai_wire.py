@@ -4,6 +4,10 @@ All system messages are merged into one leading system message, workspace contex
 several chat templates (vLLM, Ollama) reject a system message that is not first.
 Tool errors have no wire flag here, so their content is prefixed with ``ERROR:``.
 
+Images on tool results (figures) cannot go in a tool message (text-only here): they follow
+the run of tool messages as one user message of ``image_url`` data-URL parts, for models
+that take images; others read a short note in the tool message instead.
+
 Thinking is not sent back, except as ``reasoning_content`` where the server requires it
 (DeepSeek's thinking mode answers 400 on a tool-call step without it, while other
 servers reject the unknown field): ``reasoning_echo`` says on which assistant messages.
@@ -14,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from jupyter_brain.providers.base import Message, ToolSchema
+from jupyter_brain.providers.base import NO_IMAGES_NOTE, Message, ToolSchema
 
 # "off": never; "tool_calls": assistant messages that carry tool calls (DeepSeek's rule);
 # "all": every assistant message with reasoning (servers that want it on every turn).
@@ -35,14 +39,19 @@ def wire_tools(tools: list[ToolSchema]) -> list[dict[str, Any]]:
     ]
 
 
-def to_wire(messages: list[Message], reasoning_echo: ReasoningEcho = "off") -> list[dict[str, Any]]:
-    """Neutral messages → Chat Completions messages."""
+def to_wire(messages: list[Message], reasoning_echo: ReasoningEcho = "off", *,
+            images: bool = False) -> list[dict[str, Any]]:
+    """Neutral messages → Chat Completions messages (``images``: the model takes images)."""
     stable = [m["content"] for m in messages if _is_system(m) and m.get("kind") != "workspace"]
     workspace = [m["content"] for m in messages if _is_system(m) and m.get("kind") == "workspace"]
     system = "\n\n".join(c for c in stable + workspace if c)
     wire: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    figures: list[dict[str, Any]] = []  # image parts of the current run of tool messages
     for m in messages:
         role = m.get("role")
+        if role != "tool" and figures:
+            wire.append(_figures_message(figures))
+            figures = []
         if role == "user":
             wire.append({"role": "user", "content": m.get("content") or ""})
         elif role == "assistant":
@@ -51,8 +60,25 @@ def to_wire(messages: list[Message], reasoning_echo: ReasoningEcho = "off") -> l
             content = str(m.get("content") or "")
             if m.get("is_error") and not content.startswith("ERROR"):
                 content = "ERROR: " + content
+            shown = m.get("images") or []
+            if shown and images:
+                figures += [_image_part(im) for im in shown]
+            elif shown:
+                content = f"{content}\n{NO_IMAGES_NOTE}" if content else NO_IMAGES_NOTE
             wire.append({"role": "tool", "tool_call_id": m.get("tool_call_id", ""), "content": content})
+    if figures:
+        wire.append(_figures_message(figures))
     return wire
+
+
+def _image_part(image: dict[str, Any]) -> dict[str, Any]:
+    url = f"data:{image.get('media_type') or 'image/png'};base64,{image.get('data', '')}"
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
+def _figures_message(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    text = {"type": "text", "text": "The figure(s) returned by the tool call(s) above:"}
+    return {"role": "user", "content": [text, *parts]}
 
 
 def _assistant(m: Message, reasoning_echo: ReasoningEcho) -> dict[str, Any]:

@@ -121,7 +121,9 @@ def parse_arguments(raw: str) -> tuple[Any, str | None]:
 
 def estimate_tokens(messages: list[Message], tools: list[ToolSchema]) -> int:
     """About four characters a token; only for when no count endpoint answers."""
-    chars = sum(len(json.dumps(m, default=str)) for m in messages)
+    # An image counts as a fixed ~1,000 tokens (foundation.tokens.IMAGE_TOKENS), never its base64.
+    chars = sum(len(json.dumps({k: v for k, v in m.items() if k != "images"}, default=str))
+                + 4_000 * len(m.get("images") or ()) for m in messages)
     chars += sum(len(json.dumps(t, default=str)) for t in tools)
     return chars // 4
 

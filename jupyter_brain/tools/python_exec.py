@@ -33,7 +33,10 @@ import threading
 import traceback
 from typing import Any, TextIO
 
+from jupyter_brain.agent.images import ToolResult
 from jupyter_brain.agent.tools import ToolError, ToolSpec, tool
+
+from .figures import _figure_images, _figure_note, _figure_numbers
 
 OUTPUT_HEAD_CHARS = 4_000
 OUTPUT_TAIL_CHARS = 2_000
@@ -55,24 +58,31 @@ def python_tools(namespace: dict[str, Any], *, timeout_s: float = 60) -> list[To
         raise ValueError(f"timeout_s must be positive, got {timeout_s!r}")
 
     @tool(effect="execute", tool_timeout_s=limit + TIMEOUT_GRACE_S, retry_on_timeout=False)
-    def run_python(code: str) -> str:
+    def run_python(code: str) -> str | ToolResult:
         """Run Python code in the user's notebook namespace, like a new cell.
 
         Variables you define stay available to the user and to later calls. The result
         shows what the code printed and the value of its last line when that line is an
         expression (end it with ';' to hide it). Figures created with matplotlib are shown
-        in the notebook; the result names them. Errors come back as a traceback.
+        in the notebook; the result names them and attaches them as images. Errors come
+        back as a traceback.
 
         Args:
             code: Python source to execute (several lines allowed).
         """
-        return execute(code, namespace, timeout_s=limit)
+        result = execute_rich(code, namespace, timeout_s=limit)
+        return result if result.images else result.text  # plain text unless it made figures
 
     return [run_python]
 
 
 def execute(code: str, namespace: dict[str, Any], *, timeout_s: float = 60) -> str:
     """Run ``code`` in ``namespace`` and describe what happened; raise ToolError on failure."""
+    return execute_rich(code, namespace, timeout_s=timeout_s).text
+
+
+def execute_rich(code: str, namespace: dict[str, Any], *, timeout_s: float = 60) -> ToolResult:
+    """``execute``, with the figures the code created attached as PNG images."""
     source = _transform_magics(code)
     filename = f"{_FILENAME_PREFIX}{next(_counter)}>"
     body, last = _compile(source, filename)
@@ -102,6 +112,7 @@ def execute(code: str, namespace: dict[str, Any], *, timeout_s: float = 60) -> s
 
     parts = capture.render()
     parts += _figure_note(figures_before)
+    images = _figure_images(figures_before) if not (timed_out or error) else []
     if timed_out:
         parts.append(f"Execution stopped: run_python took longer than {timeout_s:g} s.")
         raise ToolError("\n".join(parts))
@@ -110,7 +121,7 @@ def execute(code: str, namespace: dict[str, Any], *, timeout_s: float = 60) -> s
         raise ToolError("\n".join(parts))
     if shown is not None:
         parts.append("Out: " + _clip(shown, VALUE_REPR_CHARS))
-    return "\n".join(parts) if parts else "(no output)"
+    return ToolResult("\n".join(parts) if parts else "(no output)", images)
 
 
 # compiling ---------------------------------------------------------------------
@@ -369,39 +380,6 @@ def _format_one(exc: BaseException) -> str:
             hidden += 1
     head = "Traceback (most recent call last):\n" if lines else ""
     return (head + "".join(lines) + "".join(traceback.format_exception_only(type(exc), exc))).rstrip("\n")
-
-
-def _figure_numbers() -> set[Any]:
-    helpers = sys.modules.get("matplotlib._pylab_helpers")
-    if helpers is None or "matplotlib.pyplot" not in sys.modules:
-        return set()
-    return set(helpers.Gcf.figs)
-
-
-def _figure_note(before: set[Any]) -> list[str]:
-    """'created 1 figure: Figure 1 (title)' when the code made new pyplot figures."""
-    helpers = sys.modules.get("matplotlib._pylab_helpers")
-    if helpers is None or "matplotlib.pyplot" not in sys.modules:
-        return []
-    new = [(num, manager) for num, manager in list(helpers.Gcf.figs.items()) if num not in before]
-    if not new:
-        return []
-    described = [f"Figure {num} ({_figure_title(manager)})" for num, manager in new]
-    count = len(new)
-    return [f"[created {count} figure{'s' if count > 1 else ''}: {', '.join(described)} — shown in the notebook]"]
-
-
-def _figure_title(manager: Any) -> str:
-    try:
-        figure = manager.canvas.figure
-        suptitle = figure.get_suptitle() if hasattr(figure, "get_suptitle") else ""
-        titles = [t for t in ([suptitle] + [ax.get_title() for ax in figure.axes]) if t]
-        if titles:
-            return _clip("; ".join(repr(t) for t in titles[:3]), 200)
-        count = len(figure.axes)
-        return f"untitled, {count} subplot{'s' if count != 1 else ''}"
-    except Exception:  # noqa: BLE001 - a third-party figure must never fail the tool
-        return "untitled"
 
 
 def _safe_repr(value: Any) -> str:

@@ -51,8 +51,10 @@ class Compactor:
             self._streamed = False
         elif etype == "text_delta":
             self._streamed = self._streamed or bool(data["text"])
-        elif etype == "turn_end" and self._streamed:
-            data["text"] = ""
+        elif etype == "retry":
+            self._streamed = False  # the failed attempt's text is discarded
+        elif etype == "turn_end" and self._streamed and data["status"] != "refused":
+            data["text"] = ""  # (a refusal keeps its reason: the views' refusal card shows it)
         return data
 
 

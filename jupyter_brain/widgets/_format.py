@@ -23,6 +23,7 @@ STATUS_LABEL = {
     "strategy_limit": "stopped: strategy limit reached",
     "error": "failed: provider error",
     "interrupted": "interrupted",
+    "refused": "refused: the model declined",
 }
 
 STATUS_ICON = {
@@ -32,6 +33,7 @@ STATUS_ICON = {
     "strategy_limit": "■",
     "error": "✗",
     "interrupted": "■",
+    "refused": "⊘",
 }
 
 TOOL_ICON = {
@@ -42,7 +44,16 @@ TOOL_ICON = {
     "blocked": "⊘",
     "invalid": "⚠",
     "interrupted": "■",
+    "truncated": "✂",
 }
+
+ESTIMATED_MARK = "≈ estimated"
+
+
+def retry_text(e: dict[str, Any]) -> str:
+    """``retrying 2/3 after: overloaded`` (the failed attempt's output is discarded)."""
+    wait = f" in {e['delay_s']:.1f} s" if e.get("delay_s") else ""
+    return f"retrying {e['attempt']}/{e['max_attempts']} after: {e['reason']}{wait} (partial output discarded)"
 
 STRATEGY_LABEL = {
     "thought": "Thought",
@@ -150,6 +161,17 @@ def context_text(e: dict[str, Any]) -> str:
     if e.get("level") == "ok":
         return f"context back under the warning level: {tokens(e['tokens'])} tokens{share}"
     return f"context {e.get('level')}: {tokens(e['tokens'])} tokens{share}"
+
+
+def thinking_phase_text(e: dict[str, Any]) -> str:
+    """One line for a thinking phase: strategy, tokens saved, model calls, fallback."""
+    if not e.get("tokens_before") and e.get("fallback"):
+        return f"thinking phase ({e.get('strategy', '')}) skipped: {e['fallback']}"
+    saved = max(0, e.get("tokens_before", 0) - e.get("tokens_after", 0))
+    calls = f", {e['model_calls']} model call ({tokens(e.get('thinking_tokens', 0))} tokens)" if e.get("model_calls") else ""
+    fallback = f"; {e['fallback']}" if e.get("fallback") else ""
+    return (f"thinking phase ({e.get('strategy', '')}): history {tokens(e.get('tokens_before', 0))} → "
+            f"{tokens(e.get('tokens_after', 0))} tokens, {tokens(saved)} saved{calls}{fallback}")
 
 
 def compaction_text(e: dict[str, Any]) -> str:

@@ -30,6 +30,8 @@ class Header:
     cache_creation_tokens: int = 0
     cost_usd: float | None = None
     duration_ms: float = 0.0
+    usage_estimated: bool = False  # some usage was counted locally, not reported
+    retries: int = 0
 
     def update(self, e: Entry) -> None:
         etype = e["type"]
@@ -56,6 +58,9 @@ class Header:
             self.cache_creation_tokens += e.get("cache_creation_tokens", 0)
             if e.get("cost_usd") is not None:
                 self.cost_usd = (self.cost_usd or 0.0) + e["cost_usd"]
+            self.usage_estimated = self.usage_estimated or bool(e.get("usage_estimated"))
+        elif etype == "retry":
+            self.retries += 1
         elif etype == "turn_end":
             # The turn's own totals are authoritative (they include reflection calls).
             self.status = e["status"]
@@ -67,6 +72,7 @@ class Header:
             if e.get("cost_usd") is not None:
                 self.cost_usd = e["cost_usd"]
             self.duration_ms = e.get("duration_ms", 0.0)
+            self.usage_estimated = self.usage_estimated or bool(e.get("usage_estimated"))
             if not self.session_id:
                 self.session_id = e.get("session_id", "")
 

@@ -275,6 +275,7 @@ class AgentView(anywidget.AnyWidget):
                 "cache_creation_tokens": h.cache_creation_tokens,
                 "cost_usd": h.cost_usd,
                 "duration_ms": h.duration_ms,
+                "usage_estimated": h.usage_estimated,
             }
         self._last_commit = now
         self._batch.due_at = None

@@ -20,7 +20,17 @@ def _usage_line(h: Header) -> str:
         f"tokens in {fmt.tokens(h.input_tokens)} / out {fmt.tokens(h.output_tokens)}"
         f" / cache read {fmt.tokens(h.cache_read_tokens)}"
         f" / cache write {fmt.tokens(h.cache_creation_tokens)} · cost {fmt.cost(h.cost_usd)}"
+        + (f" · {fmt.ESTIMATED_MARK} (the server reported no usage)" if h.usage_estimated else "")
     )
+
+
+def _refusal_line(e: Entry) -> str:
+    return f"⊘ Refused — the model declined to answer: {(e.get('text') or '').strip() or 'no reason given'}"
+
+
+def _figures(e: Entry) -> str:
+    n = len(e.get("images") or [])
+    return f"{n} figure{'s' * (n != 1)} (shown to the model)" if n else ""
 
 
 def _end_line(h: Header, e: Entry) -> str:
@@ -152,6 +162,12 @@ class TextView:
             self._line(f"    │ … ({len(lines) - self.preview_lines} more lines)")
         if e.get("artifact"):
             self._line(f"    full output: {e['artifact']}")
+        if e.get("images"):
+            self._line(f"    {_figures(e)}")
+
+    def _on_retry(self, e: Entry) -> None:
+        self._saw_text = False  # the failed attempt's text is discarded
+        self._line(f"  ↻ {fmt.retry_text(e)}")
 
     def _on_reflection(self, e: Entry) -> None:
         if e.get("skipped"):
@@ -189,8 +205,17 @@ class TextView:
     def _on_compaction(self, e: Entry) -> None:
         self._line(f"  ⇣ {fmt.compaction_text(e)}")
 
+    def _on_thinking_phase(self, e: Entry) -> None:
+        self._line(f"  ◇ {fmt.thinking_phase_text(e)}")
+        for item in (e.get("insights") or [])[-3:]:
+            self._line(f"    · {item}")
+        if e.get("next_actions"):
+            self._line(f"    → next: {e['next_actions']}")
+
     def _on_turn_end(self, e: Entry) -> None:
-        if not self._saw_text and e.get("text"):
+        if e["status"] == "refused":
+            self._line(_refusal_line(e))
+        elif not self._saw_text and e.get("text"):
             self._line(e["text"].rstrip())
         self._line(_end_line(self.header, e))
         self._line(f"  {_usage_line(self.header)}")
@@ -236,6 +261,19 @@ def events_to_markdown(events: Iterable[EventBase | Entry]) -> str:
                 blocks.append(fmt.fence(e["error"]))
             if e.get("result_preview"):
                 blocks.append(f"<details><summary>Result</summary>\n\n{fmt.fence(e['result_preview'])}\n\n</details>")
+            images = [u for u in e.get("images") or [] if u.startswith("data:image/")]
+            blocks += [f"![figure {i} from {e['name']}]({u})" for i, u in enumerate(images, 1)]
+        elif etype == "retry":
+            saw_text = False
+            marks = [i for i, b in enumerate(blocks) if b.startswith((f"**Step {e['step']}", "*↻ retrying"))]
+            if marks:  # what the failed attempt showed, struck through as discarded
+                start = marks[-1] + 1
+                gone = "\n\n".join(blocks[start:])
+                del blocks[start:]
+                if gone:
+                    blocks.append(f"<details><summary>Discarded partial output</summary>\n\n<del>\n\n{gone}"
+                                  "\n\n</del>\n\n</details>")
+            blocks.append(f"*↻ {fmt.retry_text(e)}*")
         elif etype == "reflection":
             if e.get("skipped"):
                 blocks.append(fmt.quote(f"*Reflection skipped: {e['reflection']}*"))
@@ -257,6 +295,13 @@ def events_to_markdown(events: Iterable[EventBase | Entry]) -> str:
         elif etype == "compaction":
             text = fmt.compaction_text(e)
             blocks.append(f"*{text[0].upper()}{text[1:]}*")
+        elif etype == "thinking_phase":
+            text = fmt.thinking_phase_text(e)
+            body = [f"- {item}" for item in e.get("insights") or []]
+            if e.get("next_actions"):
+                body.append(f"\n*Next:* {e['next_actions']}")
+            inner = "\n".join(body) or "(no insights)"
+            blocks.append(f"<details><summary>{text[0].upper()}{text[1:]}</summary>\n\n{inner}\n\n</details>")
         elif etype == "context_warning":
             blocks.append(f"*{fmt.context_text(e)}*")
         elif etype == "approval_request":
@@ -266,7 +311,9 @@ def events_to_markdown(events: Iterable[EventBase | Entry]) -> str:
         elif etype == "approval_decision":
             blocks.append(f"{'✓' if e['approved'] else '✗'} {fmt.approval_text(e)}")
         elif etype == "turn_end":
-            if not saw_text and e.get("text"):
+            if e["status"] == "refused":
+                blocks.append(fmt.quote(f"**{_refusal_line(e)}**"))
+            elif not saw_text and e.get("text"):
                 blocks.append(e["text"].strip())
             blocks.append(f"---\n\n**{_end_line(header, e)}** · {_usage_line(header)}")
         prev_type = etype

@@ -47,7 +47,7 @@ def test_images_go_to_the_artifact_store_and_the_model_reads_a_note(tmp_path):
     assert first == "chart:"
     handle = note.split("artifact '")[1].split("'")[0]
     assert handle.startswith("image_")
-    assert "image/png, 2.0 KB" in note and "not shown to the model yet" in note
+    assert "image/png, 2.0 KB" in note and "attached to this result as an image" in note
     assert store.get(handle) == f"data:image/png;base64,{PNG}"
     assert (tmp_path / "artifacts" / f"{handle}.png").read_bytes() == base64.b64decode(PNG)
     assert f"artifacts/{handle}.png" in note

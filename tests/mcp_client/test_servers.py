@@ -33,7 +33,9 @@ def test_stdio_server_tools_and_results(manager, tmp_path):
     assert tools["demo__lookup"].description == "Look up the colour of a fruit."
     assert tools["demo__lookup"](key="apple") == "red"
     assert tools["demo__readme"]() == "[resource file:///demo/README.md]\n# Demo\nA demo server."
-    note = tools["demo__chart"]()
+    chart = tools["demo__chart"]()  # (#16) the image is attached for the model, and noted
+    assert [im.media_type for im in chart.images] == ["image/png"]
+    note = chart.text
     assert note.startswith("[image: image/png, 73 bytes, saved as artifact 'image_")
     handle = note.split("'")[1]
     assert (tmp_path / "artifacts" / f"{handle}.png").read_bytes().startswith(b"\x89PNG")
@@ -156,7 +158,7 @@ def test_streamable_http_server(manager, tmp_path, http_server):
     path = write_config(tmp_path, {"web": {"type": "http", "url": url}})
     tools = _tools(manager, path)
     assert tools["web__lookup"](key="banana") == "yellow"
-    assert tools["web__chart"]().startswith("[image: image/png")
+    assert tools["web__chart"]().text.startswith("[image: image/png")
     process.kill()
     process.wait(5)
     started = time.monotonic()

@@ -329,3 +329,30 @@ def test_max_tools_offers_only_the_most_relevant_tools(shell):
     offered = {t["name"] for t in bot.calls[1]["tools"]}
     assert len(everything) > 4 and len(offered) == 3 and "read_artifact" in offered
     assert "list_files" in offered and offered < everything
+
+
+def test_thinking_phase_flag_and_trait(shell, capsys):
+    bulk = " ".join(f"row_{i}={i * 31 % 997};" for i in range(120))
+    steps = [{"text": f"step {i}", "tool_calls": [{"name": "run_python", "arguments": {"code": f"print('{bulk}')"}}]}
+             for i in range(3)]
+    shell.user_ns["bot"] = ScriptedProvider([*steps, "done"])
+    shell.run_line_magic("config", "AgentMagics.permission = 'auto'")
+    agent(shell, "--provider bot --thinking-phase token_budget", "go")
+    result = shell.user_ns["_agent"]
+    assert result.status == "completed" and result.thinking_phases == 3 and result.thinking_phase_calls == 0
+    assert "thinking phase (token_budget)" in capsys.readouterr().out
+    assert shell.user_ns["bot"].calls[-1]["messages"][-1]["content"].startswith("[Thinking]")
+    # the flag alone means summary; the trait sets the kernel default
+    shell.user_ns["bot"] = ScriptedProvider([*steps, "done"])
+    agent(shell, "--provider bot --thinking-phase", "go")
+    assert shell.user_ns["_agent"].thinking_phase_calls == 3
+    capsys.readouterr()
+    shell.run_line_magic("agent", "cost")
+    assert "thinking phase: 3 calls" in capsys.readouterr().out
+    shell.user_ns["bot"] = ScriptedProvider([*steps, "done"])
+    shell.run_line_magic("config", "AgentMagics.thinking_phase = 'semantic'")
+    agent(shell, "--provider bot", "go")
+    assert shell.user_ns["_agent"].thinking_phases == 3
+    shell.user_ns["bot"] = ScriptedProvider(["ok"])
+    with pytest.raises(UsageError, match="thinking"):
+        agent(shell, "--provider bot --thinking-phase magic", "go")

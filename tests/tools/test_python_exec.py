@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+
 import sys
 import threading
 import time
@@ -199,11 +201,22 @@ def test_reports_new_figures() -> None:
     run = _run(ns)
     out = run("fig, ax = plt.subplots()\nax.plot([1, 2, 3])\nax.set_title('Sales by month');")
     num = plt.get_fignums()[-1]
-    assert out == f"[created 1 figure: Figure {num} ('Sales by month') — shown in the notebook]"
+    # (#12 item 9) the figure is attached as a PNG too, so the model can check its plot
+    assert out.text == f"[created 1 figure: Figure {num} ('Sales by month') — shown in the notebook and attached as images]"
+    assert [im.media_type for im in out.images] == ["image/png"]
+    assert base64.b64decode(out.images[0].data).startswith(b"\x89PNG")
     assert run("x = 1") == "(no output)"  # the existing figure is not reported again
     two = run("plt.figure(); plt.figure().suptitle('Top'); print('done')")
-    assert two.startswith("done\n[created 2 figures: Figure ")
-    assert "(untitled, 0 subplots)" in two and "('Top')" in two
+    assert two.text.startswith("done\n[created 2 figures: Figure ") and len(two.images) == 2
+    assert "(untitled, 0 subplots)" in two.text and "('Top')" in two.text
+
+
+def test_figures_are_downscaled_for_the_model() -> None:
+    run = _run({"plt": plt})
+    out = run("plt.figure(figsize=(20, 10), dpi=200).add_subplot().plot([1, 2])")
+    png = base64.b64decode(out.images[0].data)
+    width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    assert max(width, height) <= 1024 and width > height
 
 
 def test_timeout_interrupts_runaway_code() -> None:

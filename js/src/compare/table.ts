@@ -97,7 +97,7 @@ export class SummaryTable {
     const body = rows.map((r) =>
       h(
         "tr",
-        { "data-strategy": String(r.strategy), class: r.status === "error" ? "jb-row-error" : "" },
+        { "data-strategy": String(r.strategy), class: r.status === "error" ? "jb-row-error" : r.status === "refused" ? "jb-row-refused" : "" },
         ...this.columns.map((c) => {
           if (c.key === "strategy") return h("td", {}, this.aggregated ? String(r.strategy) : `${r.strategy} #${r.run}`);
           if (c.key === "status" || c.key === "completed") return h("td", {}, formatNumber(r[c.key]) + (c.key === "completed" ? `/${r.runs}` : ""));

@@ -1,7 +1,7 @@
 // One-shot blocks: reflection cards, strategy chips, error cards, compaction markers,
 // the end-of-turn banner.
 import { h } from "../dom";
-import { duration, plural, STATUS_ICON, STATUS_LABEL, strategyText, tokens } from "../format";
+import { duration, plural, retryText, STATUS_ICON, STATUS_LABEL, strategyText, tokens } from "../format";
 import type { EventOf } from "../protocol";
 import type { MarkdownFn } from "./text";
 
@@ -83,6 +83,48 @@ export function compactionMarker(e: EventOf<"compaction">): HTMLElement {
       `History compacted (${e.strategy}): ${tokens(e.tokens_before)} → ${tokens(e.tokens_after)} tokens${budget}${msgs}`,
       e.fallback ? h("span", "jb-compaction-fallback", ` · ${e.fallback}`) : null,
     ),
+  );
+}
+
+/** A thinking phase between tool cycles: one folded line (strategy, tokens saved), its
+ * insights and next action inside. */
+export function thinkingPhaseCard(e: EventOf<"thinking_phase">): HTMLElement {
+  const before = e.tokens_before ?? 0;
+  const after = e.tokens_after ?? 0;
+  const saved = Math.max(0, before - after);
+  const calls = e.model_calls ? ` · ${plural(e.model_calls, "model call")} (${tokens(e.thinking_tokens ?? 0)} tokens)` : "";
+  const head = before
+    ? `Thinking phase (${e.strategy ?? ""}): ${tokens(saved)} tokens saved · history ${tokens(before)} → ${tokens(after)}${calls}`
+    : `Thinking phase (${e.strategy ?? ""}) skipped`;
+  const insights = e.insights ?? [];
+  return h(
+    "details",
+    { class: "jb-card jb-thinking-phase", "data-strategy": e.strategy ?? "" },
+    h("summary", "jb-card-title", head),
+    insights.length ? h("ul", "jb-thinking-insights", ...insights.map((i) => h("li", "", i))) : null,
+    e.next_actions ? h("div", "jb-card-note", "Next: ", e.next_actions) : null,
+    e.fallback ? h("div", "jb-card-note jb-compaction-fallback", e.fallback) : null,
+  );
+}
+
+/** A retried model call: what its failed attempt showed above is struck as discarded. */
+export function retryMarker(e: EventOf<"retry">): HTMLElement {
+  return h(
+    "div",
+    { class: "jb-retry", role: "status", "data-attempt": String(e.attempt) },
+    h("span", "jb-retry-icon", "↻"),
+    h("span", "jb-retry-text", retryText(e)),
+    e.message ? h("span", "jb-card-note", ` · ${e.message}`) : null,
+  );
+}
+
+/** The model declined: its reason (or a short note), as the turn's answer. */
+export function refusalCard(e: EventOf<"turn_end">): HTMLElement {
+  return h(
+    "div",
+    { class: "jb-card jb-refusal", role: "alert" },
+    h("div", "jb-card-head", h("span", "jb-card-title", "⊘ Refused"), h("span", "jb-card-note", "the model declined to answer")),
+    h("div", "jb-refusal-text", (e.text ?? "").trim() || "No reason was given."),
   );
 }
 

@@ -1,7 +1,7 @@
 // Header (model, levels, session, step counter, elapsed time, status) and footer
 // (token usage and cost) of the latest turn.
 import { h, setText } from "../dom";
-import { cost, duration, STATUS_ICON, STATUS_LABEL, tokens } from "../format";
+import { cost, duration, ESTIMATED_MARK, STATUS_ICON, STATUS_LABEL, tokens } from "../format";
 import type { AgentEvent, EventOf } from "../protocol";
 
 export class Header {
@@ -98,7 +98,7 @@ export class Header {
 
 export class Footer {
   readonly el: HTMLDivElement;
-  private usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: null as number | null };
+  private usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: null as number | null, estimated: false };
 
   constructor() {
     this.el = h("div", "jb-footer");
@@ -108,13 +108,14 @@ export class Footer {
   update(e: AgentEvent): void {
     const u = this.usage;
     if (e.type === "turn_start") {
-      this.usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: null };
+      this.usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: null, estimated: false };
     } else if (e.type === "usage") {
       u.input += e.input_tokens ?? 0;
       u.output += e.output_tokens ?? 0;
       u.cacheRead += e.cache_read_tokens ?? 0;
       u.cacheWrite += e.cache_creation_tokens ?? 0;
       if (e.cost_usd !== null && e.cost_usd !== undefined) u.cost = (u.cost ?? 0) + e.cost_usd;
+      u.estimated = u.estimated || Boolean(e.usage_estimated);
     } else if (e.type === "turn_end") {
       // The turn's totals are authoritative (they include reflection calls).
       u.input = e.input_tokens || u.input;
@@ -122,6 +123,7 @@ export class Footer {
       u.cacheRead = e.cache_read_tokens || u.cacheRead;
       u.cacheWrite = e.cache_creation_tokens || u.cacheWrite;
       if (e.cost_usd !== null && e.cost_usd !== undefined) u.cost = e.cost_usd;
+      u.estimated = u.estimated || Boolean(e.usage_estimated);
     } else {
       return;
     }
@@ -132,13 +134,17 @@ export class Footer {
     const u = this.usage;
     const item = (label: string, value: string) =>
       h("span", "jb-f-item", h("span", "jb-f-label", label), h("span", "jb-f-value", value));
-    this.el.replaceChildren(
+    const items: HTMLElement[] = [
       item("in", tokens(u.input)),
       item("out", tokens(u.output)),
       item("cache read", tokens(u.cacheRead)),
       item("cache write", tokens(u.cacheWrite)),
       item("cost", cost(u.cost)),
-    );
+    ];
+    if (u.estimated) {
+      items.push(h("span", { class: "jb-f-item jb-f-estimated", title: "the server reported no usage: counted locally" }, ESTIMATED_MARK));
+    }
+    this.el.replaceChildren(...items);
     this.el.hidden = false;
   }
 }

@@ -1,6 +1,6 @@
 // The tool timeline of one step: a row per call, grouped by execution wave.
 import { h, setText } from "../dom";
-import { bytes, duration, prettyJson, TOOL_ICON } from "../format";
+import { bytes, duration, prettyJson, safeImageUrl, TOOL_ICON } from "../format";
 import type { EventOf } from "../protocol";
 
 class ToolRow {
@@ -71,6 +71,14 @@ class ToolRow {
     }
     if (e.artifact) {
       this.el.append(h("div", "jb-tool-artifact", "full output stored as ", h("code", "", e.artifact)));
+    }
+    const images = (e.images ?? []).map(safeImageUrl).filter((u): u is string => u !== null);
+    if (images.length > 0) {
+      const figures = h("div", "jb-tool-images");
+      for (const [i, src] of images.entries()) {
+        figures.append(h("img", { class: "jb-tool-image", src, alt: `figure ${i + 1} from ${e.name}`, loading: "lazy" }));
+      }
+      this.el.append(figures);
     }
   }
 }

@@ -13,6 +13,7 @@ from typing import Any
 from ...foundation.tokens import TokenCounter
 from ...providers.capabilities import ExactTokenCount
 from ..events import CompactionEvent, ContextWarning
+from ..images import drop_old_images
 from .compaction import CompactionResult, CompactionStrategy, Summarizer
 from .levels import ContextLevelChange, ContextWarningTracker
 from .selection import select_tools
@@ -122,6 +123,18 @@ class ContextFitter:
         if not self.auto_compact or tokens < critical:
             self._emit_level(change, step, emit)
             return False, request
+        before_images = tokens
+        if drop_old_images(messages):  # old figures go first: the model saw them when new
+            self._counted_upto = self._counted_tokens = 0
+            request = build_request(messages, system_prompt, self.workspace)
+            tokens = self._measure(request, messages)
+            if tokens < critical:
+                self.compactions += 1
+                emit(CompactionEvent(step=step, strategy="drop_images", tokens_before=before_images,
+                                     tokens_after=tokens, messages_before=len(messages),
+                                     messages_after=len(messages), budget_tokens=self.budget_tokens))
+                self._emit_net_level(change, step, tokens, emit)
+                return True, request
         overhead = self.last_request_raw - self._counted_tokens  # system part + tool schemas
         result: CompactionResult = self.compaction.compact(
             messages, budget_tokens=int(self.budget_tokens * self.target), counter=self.counter,
@@ -141,14 +154,17 @@ class ContextFitter:
         system_part = [m for m in request if m.get("role") == "system"]
         request = system_part + messages  # the same system prompt and workspace render
         tokens = self._measure(request, messages)
-        # The compaction event tells the story; a level event only for a net change from
-        # where the context stood before this request.
+        self._emit_net_level(change, step, tokens, emit)
+        return True, request
+
+    def _emit_net_level(self, change: ContextLevelChange | None, step: int, tokens: int, emit: Emit) -> None:
+        """After a compaction: its event tells the story; a level event only for a net
+        change from where the context stood before this request."""
         after = self.tracker.update(tokens)
         before = change.previous if change is not None else (after.previous if after is not None else None)
         if before is not None and before != self.tracker.level:
             emit(ContextWarning(step=step, level=self.tracker.level, previous=before, tokens=tokens,
                                 window=self.budget_tokens))
-        return True, request
 
     def observe(self, reported_input_tokens: int) -> None:
         """The provider's own count of the request we measured: later estimates follow it."""

@@ -19,9 +19,11 @@ TurnStatus = Literal[
     "strategy_limit",  # the reasoning strategy's own step/reflection limit
     "error",  # provider error ended the turn
     "interrupted",  # Ctrl-C / kernel interrupt / cancellation
+    "refused",  # the model declined to answer (stop_reason "refusal")
 ]
 
-ToolStatus = Literal["ok", "error", "timeout", "denied", "blocked", "invalid", "interrupted"]
+# "truncated": the model's output limit cut the call's arguments off; it was never run.
+ToolStatus = Literal["ok", "error", "timeout", "denied", "blocked", "invalid", "interrupted", "truncated"]
 
 
 class EventBase(BaseModel):
@@ -108,6 +110,9 @@ class ToolCallEnd(EventBase):
     result_preview: str = ""
     artifact: str | None = None  # handle of the full output when it was too large
     error: str | None = None
+    # Figures the tool returned, for the view's <img>: small data:image/* URLs (downscaled
+    # by the harness), never raw bytes in other text fields.
+    images: list[str] = Field(default_factory=list)
 
 
 class ReflectionEvent(EventBase):
@@ -135,6 +140,20 @@ class UsageEvent(EventBase):
     cache_read_tokens: int = 0
     cache_creation_tokens: int = 0
     cost_usd: float | None = None
+    usage_estimated: bool = False  # the server reported none: counted with the tokenizer
+
+
+class RetryEvent(EventBase):
+    """A model call failed transiently and is tried again: views discard what the failed
+    attempt streamed in this step (it is not in the history)."""
+
+    type: Literal["retry"] = "retry"
+    step: int
+    attempt: int  # the attempt about to start (2 = the first retry)
+    max_attempts: int
+    reason: str  # the error kind, e.g. "overloaded"
+    message: str = ""
+    delay_s: float = 0.0
 
 
 class ErrorEvent(EventBase):
@@ -162,6 +181,25 @@ class CompactionEvent(EventBase):
     messages_after: int = 0
     budget_tokens: int = 0
     fallback: str | None = None  # why another strategy did the work (e.g. summary failed)
+
+
+class ThinkingPhaseEvent(EventBase):
+    """A thinking phase between tool cycles (``agent/thinking_phase``): the task's state,
+    and the history tokens before and after it. ``fallback`` says what fell back."""
+
+    type: Literal["thinking_phase"] = "thinking_phase"
+    step: int = 0
+    strategy: str = ""
+    summary: str = ""
+    current_state: str = ""
+    insights: list[str] = Field(default_factory=list)
+    next_actions: str = ""
+    tokens_before: int = 0
+    tokens_after: int = 0
+    thinking_tokens: int = 0  # the thinking model's input + output
+    model_calls: int = 0
+    duration_ms: float = 0.0
+    fallback: str | None = None
 
 
 class ContextWarning(EventBase):
@@ -211,6 +249,7 @@ class TurnEnd(EventBase):
     cache_creation_tokens: int = 0
     cost_usd: float | None = None
     duration_ms: float = 0.0
+    usage_estimated: bool = False  # some of the turn's usage was estimated locally
 
 
 Event = Annotated[
@@ -226,9 +265,11 @@ Event = Annotated[
     | ReflectionEvent
     | StrategyStepEvent
     | UsageEvent
+    | RetryEvent
     | ErrorEvent
     | StepEnd
     | CompactionEvent
+    | ThinkingPhaseEvent
     | ContextWarning
     | ApprovalRequest
     | ApprovalDecision

@@ -20,9 +20,16 @@ def cmd_cost(magics: Any, rest: list[str]) -> None:
         u = turn.usage
         cost = "price unknown" if turn.cost_usd is None else f"${turn.cost_usd:.4f}"
         print(f"turn {i}: in {u.input_tokens:,}  out {u.output_tokens:,}  cache read {u.cache_read_tokens:,}  "
-              f"cache write {u.cache_creation_tokens:,}  {cost}  ({turn.model or '?'})")
+              f"cache write {u.cache_creation_tokens:,}  {cost}  ({turn.model or '?'})"
+              + ("  ≈ estimated (the server reported no usage)" if u.estimated else ""))
+        if turn.thinking_phase_calls:
+            t = turn.thinking_phase_usage
+            tc = turn.thinking_phase_cost_usd
+            print(f"  thinking phase: {turn.thinking_phase_calls} calls  in {t.input_tokens:,}  out {t.output_tokens:,}  "
+                  f"{'price unknown' if tc is None else f'${tc:.4f}'} (included above)")
     total = tracker.total_cost_usd
-    print(f"total: {'price unknown' if total is None else f'${total:.4f}'}")
+    approx = "  ≈ estimated in part" if tracker.total_usage.estimated else ""
+    print(f"total: {'price unknown' if total is None else f'${total:.4f}'}{approx}")
 
 
 def cmd_log(magics: Any, rest: list[str]) -> None:

@@ -1,0 +1,23 @@
+"""``%agent cost`` marks turns whose usage was estimated locally (#12 item 6)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from jupyter_brain.agent.cost import SessionCostTracker
+from jupyter_brain.notebook.subcommands.past_turns import cmd_cost
+from jupyter_brain.providers.base import Usage
+
+
+def test_estimated_turns_are_marked(capsys) -> None:
+    tracker = SessionCostTracker()
+    tracker.record("t1", Usage(input_tokens=100, output_tokens=10), "claude-sonnet-4-5", "anthropic")
+    tracker.record("t2", Usage(input_tokens=50, output_tokens=5, estimated=True), "llama3.1", "ollama")
+    magics = SimpleNamespace(manager=SimpleNamespace(current=SimpleNamespace(name="s", cost_tracker=tracker)))
+    cmd_cost(magics, [])
+    lines = capsys.readouterr().out.splitlines()
+    assert "estimated" not in lines[0]
+    assert lines[1].endswith("≈ estimated (the server reported no usage)")
+    assert lines[2].startswith("total:") and lines[2].endswith("≈ estimated in part")
+    assert tracker.turn("t2").estimated and not tracker.turn("t1").estimated
+    assert tracker.summary()["usage_estimated"] is True
