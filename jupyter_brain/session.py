@@ -23,8 +23,6 @@ from .agent.tools import AgentToolRegistry, ToolSpec
 from .providers.base import LLMProvider
 from .settings_model import AgentOptions
 
-ProviderFactory = Callable[[str, "str | None"], LLMProvider]
-
 
 class Session:
     """One named conversation. ``run`` adds a turn; ``reset`` starts over."""
