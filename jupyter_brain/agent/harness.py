@@ -21,11 +21,15 @@ from .artifacts import ArtifactStore, artifact_tool
 from .callbacks import AgentCallbacks
 from .context import CompactionStrategy, ContextWarningTracker, context_window_for
 from .context.fitting import ContextFitter, offered_tools
+from .context.layers import ContextLayer
 from .cost import ModelPrice, SessionCostTracker, price_for
+from .decisions import AutonomousResearchLearner, RuntimeDecisionStore
 from .emitter import EventEmitter
 from .events import EventLog
 from .executor import Approver, BoundedToolExecutor
 from .harness_settings import HarnessSettings
+from .memory import MemoryExtractor, MemoryRetriever
+from .provenance import PromptProvenance
 from .redact import Redactor
 from .reflection import ReflectionEngine
 from .results import StepRecord, ToolCallRecord, TurnResult
@@ -36,6 +40,7 @@ from .thinking import ThinkingManager, ThinkLevel
 from .thinking_phase import ThinkingPhaseRunner, ThinkingProcessor
 from .tools import AgentToolRegistry
 from .turn import Turn
+from .turn_options import TurnOptions
 
 __all__ = ["SYSTEM_PROMPT", "AgentHarness", "StepRecord", "ToolCallRecord", "TurnResult"]
 
@@ -58,6 +63,10 @@ class AgentHarness:
         tools: AgentToolRegistry | None,
         event_log: EventLog | None,
         *,
+        memory_retriever: MemoryRetriever | None = None,
+        memory_extractor: MemoryExtractor | None = None,
+        autonomous_research_learner: AutonomousResearchLearner | None = None,
+        decision_store: RuntimeDecisionStore | None = None,
         max_steps: int = 6,
         timeout_s: float = 60,
         think_level: ThinkLevel | str = ThinkLevel.OFF,
@@ -65,10 +74,17 @@ class AgentHarness:
         callbacks: AgentCallbacks | None = None,
         stream: bool = False,
         system_prompt: str | None = None,
+        prompt_id: str | None = None,
+        prompt_version: str | None = None,
+        prompt_tags: frozenset[str] | None = None,
+        prompt_engine: str | None = None,
+        prompt_render_hash: str | None = None,
+        prompt_variables: tuple[str, ...] | None = None,
         redact_logs: bool = False,
         cost_tracker: SessionCostTracker | None = None,
         checkpoint_store: Any = None,
         parallel_enabled: bool = True,
+        run_context_metadata: dict[str, Any] | None = None,
         enable_tool_validation: bool = True,
         enable_semantic_selection: bool = False,
         max_tools_per_turn: int = 25,
@@ -92,6 +108,7 @@ class AgentHarness:
         thinking_phase: bool = False,
         thinking_strategy: CompactionStrategy | str = "summary",
         thinking_provider: LLMProvider | None = None,
+        web_search: Callable[..., Any] | None = None,
     ) -> None:
         self.settings = HarnessSettings(
             max_steps=max_steps, timeout_s=timeout_s, think_level=think_level, reflect_every=reflect_every,
@@ -106,6 +123,18 @@ class AgentHarness:
             thinking_strategy=thinking_strategy,
         )
         self.thinking_provider = thinking_provider
+        # The reference design's optional integrations: None leaves each one out.
+        self.memory_retriever = memory_retriever
+        self.memory_extractor = memory_extractor
+        self.autonomous_research_learner = autonomous_research_learner
+        self.decision_store = decision_store
+        self.web_search = web_search  # a search function for web_mode="on" (see agent/web)
+        self.prompt_provenance = PromptProvenance(
+            prompt_id=prompt_id, prompt_version=prompt_version, prompt_tags=prompt_tags,
+            prompt_engine=prompt_engine, prompt_render_hash=prompt_render_hash,
+            prompt_variables=prompt_variables,
+        )
+        self.run_context_metadata = dict(run_context_metadata or {})
         self.provider = provider
         self.tools = tools if tools is not None else AgentToolRegistry()
         self.event_log = event_log
@@ -192,6 +221,12 @@ class AgentHarness:
         history: list[dict[str, Any]],
         user_message: str,
         *,
+        top_k: int = 0,
+        web_mode: str = "off",
+        show_citations: bool = False,
+        runtime_provider: str = "",
+        runtime_model: str = "",
+        skill_context: str | None = None,
         turn_id: str | None = None,
         on_event: Callable[[Any], Any] | None = None,
         cancel: threading.Event | None = None,
@@ -200,8 +235,12 @@ class AgentHarness:
         """Run one turn. Never raises for model, tool or interrupt failures: see ``status``.
 
         Turns on one harness run one at a time (the thinking state is per conversation);
-        use one harness per concurrent conversation.
+        use one harness per concurrent conversation. ``top_k`` … ``skill_context`` are the
+        reference design's turn parameters (``TurnOptions``).
         """
+        options = TurnOptions(top_k=top_k, web_mode=web_mode, show_citations=show_citations,  # type: ignore[arg-type]
+                              runtime_provider=runtime_provider, runtime_model=runtime_model,
+                              skill_context=skill_context)
         with self._turn_lock:
             turn_id = turn_id or uuid.uuid4().hex[:12]
             if self.checkpoint_store is not None:
@@ -209,13 +248,25 @@ class AgentHarness:
             emit = EventEmitter(session_id=session_id, turn_id=turn_id, event_log=self.event_log,
                                 callbacks=self.callbacks, redact=self.redactor, extra=on_event)
             turn = Turn(self, session_id, turn_id, history, user_message, emit=emit, cancel=cancel,
-                        persist_history=persist_history)
+                        persist_history=persist_history, options=options)
             try:
-                return turn.run()
+                result = turn.run()
             finally:
                 self.compactions += turn.fitter.compactions
+            self.after_turn(turn, result)
+            return result
 
     # used by the turn ------------------------------------------------------------------------
+    def turn_layers(self, turn: Turn) -> list[ContextLayer]:
+        """The turn's own fresh context layers, built once when it starts (each request
+        renders them; none is stored in the history)."""
+        layers: list[ContextLayer] = []
+        return layers
+
+    def after_turn(self, turn: Turn, result: TurnResult) -> None:
+        """The integrations that learn from a finished turn (decisions, memory, learners).
+        Each failure is logged and never reaches the caller: the turn already ended."""
+
     def offered_tools(self, history: list[dict[str, Any]], user_message: str) -> list[dict[str, Any]]:
         s = self.settings
         return offered_tools(self.tools.schemas(), history, user_message,

@@ -76,6 +76,14 @@ class TurnResult(BaseModel):
     thinking_phase_output_tokens: int = 0
     thinking_phase_cost_usd: float | None = 0.0
     thinking_phase_tokens_saved: int = 0
+    # The reference design's integrations (all empty when they are not configured).
+    local_citations: list[str] = Field(default_factory=list)  # workspace anchors: file:line, nb.ipynb#cell-3
+    web_citations: list[dict[str, str]] = Field(default_factory=list)  # {"url", "title"}
+    rendered_content_paths: list[str] = Field(default_factory=list)  # fetched pages saved as Markdown
+    context_pack_json: dict[str, Any] | None = None  # the workspace passages sent (top_k)
+    memories: list[dict[str, Any]] = Field(default_factory=list)  # memories recalled for this turn
+    prompt_render_hash: str = ""  # sha256 of the system prompt as rendered for this turn
+    providers_used: list[str] = Field(default_factory=list)  # a provider chain: who answered each step
 
     def __str__(self) -> str:
         return self.text

@@ -38,6 +38,7 @@ from .reflection import ReflectionResult
 from .results import StepRecord, ToolCallRecord, TurnResult
 from .retry import call_with_retries
 from .tool_step import ToolStep
+from .turn_options import TurnOptions
 
 if TYPE_CHECKING:
     from .harness import AgentHarness
@@ -52,7 +53,7 @@ class Turn:
 
     def __init__(self, harness: AgentHarness, session_id: str, turn_id: str, history: list[Message],
                  user_message: str, *, emit: EventEmitter, cancel: threading.Event | None,
-                 persist_history: bool) -> None:
+                 persist_history: bool, options: TurnOptions | None = None) -> None:
         self.harness = harness
         self.settings = harness.settings
         self.session_id = session_id
@@ -63,6 +64,7 @@ class Turn:
         self.budget = TurnBudget(self.settings.timeout_s, self.settings.max_steps, self.settings.max_reflections)
         self.thinking = harness.thinking
         self.user_message = user_message
+        self.options = options or TurnOptions()
         self.user_msg: Message = {"role": "user", "content": user_message}  # compaction never drops it
         self.messages: list[Message] = [*history, self.user_msg]
         self.first_new = len(history)
@@ -85,6 +87,14 @@ class Turn:
         self.tool_schemas = harness.offered_tools(history, user_message)  # fixed for the turn
         self.native_thinking = has_native_thinking(harness.provider)  # fixed for the turn too
         self.system_prompt = harness.build_system_prompt()
+        self.provenance = harness.prompt_provenance.rendered(self.system_prompt)
+        # What the integrations add to the result (citations, memories, the context pack).
+        self.local_citations: list[str] = []
+        self.web_citations: list[dict[str, str]] = []
+        self.rendered_content_paths: list[str] = []
+        self.context_pack: dict[str, Any] | None = None
+        self.memories: list[dict[str, Any]] = []
+        self.providers_used: list[str] = []
         self.fitter: ContextFitter = harness.context_fitter(self.tool_schemas)
         self.phase = harness.thinking_phase_runner()  # None unless thinking_phase is on
         self.tools = ToolStep(harness._executor, self.tool_state, self.tool_calls, self.announced,
@@ -96,6 +106,7 @@ class Turn:
         self.thinking.on_turn_start()
         try:
             self._announce()
+            self.fitter.layers = self.harness.turn_layers(self)
             while self._next_step():
                 pass
         except ProviderError as exc:
@@ -115,7 +126,8 @@ class Turn:
             user_message=self.user_message, provider=getattr(provider, "name", ""),
             model=getattr(provider, "model", "") or "", think_level=s.level.value,
             strategy=strategy.name if strategy else None, max_steps=s.max_steps, timeout_s=s.timeout_s,
-            reflect_every=s.reflect_every,
+            reflect_every=s.reflect_every, prompt=self.provenance.as_dict() or None,
+            run_context=self.harness.run_context_metadata or None,
         ))
 
     def _cancelled(self) -> bool:
@@ -298,6 +310,10 @@ class Turn:
             reflections=self.reflections, strategy_steps=self.strategy_steps, messages=messages,
             new_messages=messages[first_new:], error=self.error, system_prompt=self.system_prompt,
             **(self.phase.totals() if self.phase is not None else {}),
+            local_citations=self.local_citations, web_citations=self.web_citations,
+            rendered_content_paths=self.rendered_content_paths, context_pack_json=self.context_pack,
+            memories=self.memories, prompt_render_hash=self.provenance.prompt_render_hash or "",
+            providers_used=self.providers_used,
         )
 
     def _explain_stop(self) -> str:

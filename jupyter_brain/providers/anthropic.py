@@ -39,6 +39,7 @@ from jupyter_brain.providers.base import (
     StreamEvent,
     StreamingProvider,
     ToolSchema,
+    is_fresh_context,
 )
 from jupyter_brain.providers.sdk_support import (
     estimate_tokens,
@@ -228,14 +229,14 @@ def to_wire(messages: list[Message]) -> tuple[list[dict[str, Any]], list[dict[st
     system = [
         {"type": "text", "text": m["content"]}
         for m in messages
-        if m.get("role") == "system" and m.get("kind") != "workspace" and m.get("content")
+        if m.get("role") == "system" and not is_fresh_context(m) and m.get("content")
     ]
     if system:
         system[-1]["cache_control"] = dict(_CACHE)
     workspace = "\n\n".join(
         m["content"]
         for m in messages
-        if m.get("role") == "system" and m.get("kind") == "workspace" and m.get("content")
+        if m.get("role") == "system" and is_fresh_context(m) and m.get("content")
     )
 
     wire: list[dict[str, Any]] = []

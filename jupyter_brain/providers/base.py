@@ -13,10 +13,12 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, Field, PrivateAttr
 
 # A neutral message is a plain dict, one of:
-#   {"role": "system", "content": str}                  ("kind": "workspace" marks the
-#                                                        fresh workspace context, which a
-#                                                        provider may place after its
-#                                                        cached prefix)
+#   {"role": "system", "content": str}                  ("kind": one of FRESH_CONTEXT_KINDS
+#                                                        marks context rendered fresh for
+#                                                        this request — the workspace,
+#                                                        memories, a context pack — which a
+#                                                        provider places after its cached
+#                                                        prefix)
 #   {"role": "user", "content": str}
 #   {"role": "assistant", "content": str,
 #        "thinking": [ThinkingBlock-as-dict, ...],          (optional)
@@ -27,6 +29,14 @@ from pydantic import BaseModel, Field, PrivateAttr
 #                                                        as images where the model takes
 #                                                        them, else a short text note)
 Message = dict[str, Any]
+
+# System messages built fresh for each request (never stored in the history).
+FRESH_CONTEXT_KINDS = frozenset({"workspace", "memory", "context_pack", "runtime", "skill"})
+
+
+def is_fresh_context(message: Message) -> bool:
+    """A system message rendered for this request only (see FRESH_CONTEXT_KINDS)."""
+    return message.get("kind") in FRESH_CONTEXT_KINDS
 
 # What a model reads instead of a tool's image when it does not take images.
 NO_IMAGES_NOTE = "[the figure is not shown: this model does not take images]"

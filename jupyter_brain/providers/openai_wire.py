@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from jupyter_brain.providers.base import NO_IMAGES_NOTE, Message, ToolSchema
+from jupyter_brain.providers.base import NO_IMAGES_NOTE, Message, ToolSchema, is_fresh_context
 
 # "off": never; "tool_calls": assistant messages that carry tool calls (DeepSeek's rule);
 # "all": every assistant message with reasoning (servers that want it on every turn).
@@ -42,8 +42,8 @@ def wire_tools(tools: list[ToolSchema]) -> list[dict[str, Any]]:
 def to_wire(messages: list[Message], reasoning_echo: ReasoningEcho = "off", *,
             images: bool = False) -> list[dict[str, Any]]:
     """Neutral messages → Chat Completions messages (``images``: the model takes images)."""
-    stable = [m["content"] for m in messages if _is_system(m) and m.get("kind") != "workspace"]
-    workspace = [m["content"] for m in messages if _is_system(m) and m.get("kind") == "workspace"]
+    stable = [m["content"] for m in messages if _is_system(m) and not is_fresh_context(m)]
+    workspace = [m["content"] for m in messages if _is_system(m) and is_fresh_context(m)]
     system = "\n\n".join(c for c in stable + workspace if c)
     wire: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
     figures: list[dict[str, Any]] = []  # image parts of the current run of tool messages

@@ -7,7 +7,7 @@ critical level the history is compacted in place before the request is sent.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ...foundation.tokens import TokenCounter
@@ -15,6 +15,7 @@ from ...providers.capabilities import ExactTokenCount
 from ..events import CompactionEvent, ContextWarning
 from ..images import drop_old_images
 from .compaction import CompactionResult, CompactionStrategy, Summarizer
+from .layers import ContextLayer, render_layers
 from .levels import ContextLevelChange, ContextWarningTracker
 from .selection import select_tools
 
@@ -23,16 +24,14 @@ Emit = Callable[[Any], None]
 
 
 def build_request(messages: list[Message], system_prompt: str,
-                  workspace: Callable[[], str] | None) -> list[Message]:
-    """System prompt, then the workspace rendered now (never stored), then the history."""
+                  workspace: Callable[[], str] | None,
+                  layers: Sequence[ContextLayer] = ()) -> list[Message]:
+    """System prompt, the turn's layers, then the workspace rendered now (never stored),
+    then the history."""
     request: list[Message] = [{"role": "system", "content": system_prompt}]
+    request += render_layers(layers)
     if workspace is not None:
-        try:
-            context = workspace()
-        except Exception as exc:  # noqa: BLE001 - a broken workspace must not stop the turn
-            context = f"(workspace context unavailable: {exc})"
-        if context:
-            request.append({"role": "system", "content": context, "kind": "workspace"})
+        request += render_layers([ContextLayer("workspace", workspace)])
     return request + messages
 
 
@@ -95,6 +94,7 @@ class ContextFitter:
         self.provider = provider
         self.tool_schemas = tool_schemas
         self.workspace = workspace
+        self.layers: Sequence[ContextLayer] = ()  # the turn's own fresh layers (memories, ...)
         self.compactions = 0
         self.last_request_raw = 0  # the request about to be sent, in our tokenizer's units
         self.last_request_estimate = 0  # the same, calibrated to the provider's counts
@@ -114,7 +114,7 @@ class ContextFitter:
         Level changes and compactions are events. A compaction that cannot get under the
         budget still sends what it has. The workspace renders once per request.
         """
-        request = build_request(messages, system_prompt, self.workspace)
+        request = build_request(messages, system_prompt, self.workspace, self.layers)
         tokens = self._measure(request, messages)
         critical = self.tracker.critical_tokens
         if self.auto_compact and tokens >= critical:
@@ -126,7 +126,7 @@ class ContextFitter:
         before_images = tokens
         if drop_old_images(messages):  # old figures go first: the model saw them when new
             self._counted_upto = self._counted_tokens = 0
-            request = build_request(messages, system_prompt, self.workspace)
+            request = build_request(messages, system_prompt, self.workspace, self.layers)
             tokens = self._measure(request, messages)
             if tokens < critical:
                 self.compactions += 1

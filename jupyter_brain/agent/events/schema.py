@@ -45,6 +45,10 @@ class TurnStart(EventBase):
     max_steps: int = 0
     timeout_s: float = 0
     reflect_every: int = 0
+    # Prompt provenance (prompt_id, prompt_version, prompt_tags, prompt_engine,
+    # prompt_render_hash, prompt_variables) and the harness's run_context_metadata.
+    prompt: dict[str, Any] | None = None
+    run_context: dict[str, Any] | None = None
 
 
 class StepStart(EventBase):
@@ -236,6 +240,43 @@ class ApprovalDecision(EventBase):
     waited_ms: float = 0.0
 
 
+class MemoryRecall(EventBase):
+    """Memories recalled for this turn (rendered into its requests, never into history)."""
+
+    type: Literal["memory_recall"] = "memory_recall"
+    step: int = 0
+    memories: list[dict[str, Any]] = Field(default_factory=list)  # {id, text, source, score}
+
+
+class ContextPackEvent(EventBase):
+    """Workspace passages retrieved for this turn (``top_k``)."""
+
+    type: Literal["context_pack"] = "context_pack"
+    step: int = 0
+    query: str = ""
+    passages: list[dict[str, Any]] = Field(default_factory=list)  # {anchor, text, score}
+
+
+class ProviderFallback(EventBase):
+    """A provider chain moved a step to its next provider after a retryable failure."""
+
+    type: Literal["provider_fallback"] = "provider_fallback"
+    step: int = 0
+    failed: str  # "anthropic:claude-…"
+    next: str
+    kind: str = "other"  # the failure's ProviderError kind
+    message: str = ""
+
+
+class Citations(EventBase):
+    """The sources of the answer: workspace anchors and web pages."""
+
+    type: Literal["citations"] = "citations"
+    step: int = 0
+    local: list[str] = Field(default_factory=list)
+    web: list[dict[str, str]] = Field(default_factory=list)
+
+
 class TurnEnd(EventBase):
     type: Literal["turn_end"] = "turn_end"
     status: TurnStatus
@@ -273,6 +314,10 @@ Event = Annotated[
     | ContextWarning
     | ApprovalRequest
     | ApprovalDecision
+    | MemoryRecall
+    | ContextPackEvent
+    | ProviderFallback
+    | Citations
     | TurnEnd,
     Field(discriminator="type"),
 ]
