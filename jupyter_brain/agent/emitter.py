@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .callbacks import AgentCallbacks
 from .events import ErrorEvent, EventBase, EventLog
 from .redact import redact_value
+
+if TYPE_CHECKING:
+    from .tracing.spans import TurnTracer
 
 log = logging.getLogger("jupyter_brain.harness")
 
@@ -24,12 +27,13 @@ class EventEmitter:
 
     def __init__(self, *, session_id: str, turn_id: str, event_log: EventLog | None,
                  callbacks: AgentCallbacks, redact: Callable[[str], str] | None,
-                 extra: Callable[[Any], Any] | None) -> None:
+                 extra: Callable[[Any], Any] | None, tracer: TurnTracer | None = None) -> None:
         self.log = event_log
         self.callbacks = callbacks
         self.session_id = session_id
         self.turn_id = turn_id
         self.extra = extra
+        self.tracer = tracer  # OpenTelemetry spans (agent/tracing); None when tracing is off
         self.redact = redact
         self.seq = 0
         self.closing = False  # the turn is ending: a Ctrl-C from a callback cannot stop it any more
@@ -45,6 +49,8 @@ class EventEmitter:
                 self.log.append(event)
             except Exception as exc:  # noqa: BLE001 - a full disk must not kill the turn
                 log.error("event log write failed: %s", exc)
+        if self.tracer is not None:
+            self.tracer.on_event(event)  # never raises
         self.callbacks.fire("on_event", event)
         if self.extra is not None:
             try:
@@ -54,6 +60,12 @@ class EventEmitter:
                     raise
             except Exception:  # a view bug must not end the turn
                 log.exception("on_event callback failed")
+
+    def mark(self, name: str, step: int) -> None:
+        """A moment no event marks, for the tracer's span times (``"llm"``: a model call
+        begins now); not an event, so nothing is logged or shown."""
+        if self.tracer is not None:
+            self.tracer.mark(name, step)
 
 
 def redact_fields(event: EventBase, redact: Callable[[str], str]) -> None:

@@ -80,6 +80,7 @@ class ToolOutcome:
     error: str | None = None
     blocks_tool: bool = False  # a non-retryable failure: no more calls of this tool this turn
     images: list[dict[str, str]] = field(default_factory=list)  # {"media_type", "data"} for the model
+    outputs: list[dict[str, str]] = field(default_factory=list)  # rich display outputs, for the views
 
     @property
     def is_error(self) -> bool:
@@ -381,7 +382,9 @@ class BoundedToolExecutor:
     def _returned(self, call: ToolCall, value: Any, wave: int, duration: float) -> ToolOutcome:
         text = format_tool_output(value.text if isinstance(value, ToolResult) else value)
         shown, handle = self.artifacts.offload(text, self.output_limit)
-        return ToolOutcome(call, "ok", shown, wave, duration, artifact=handle, images=model_images(value))
+        outputs = list(value.outputs) if isinstance(value, ToolResult) else []
+        return ToolOutcome(call, "ok", shown, wave, duration, artifact=handle, images=model_images(value),
+                           outputs=outputs)
 
     def _await(self, call, spec, validated, run: _Run, start: float, wave: int, remaining_s) -> ToolOutcome:
         attempts = 1

@@ -22,23 +22,29 @@ from .callbacks import AgentCallbacks
 from .context import CompactionStrategy, ContextWarningTracker, context_window_for
 from .context.fitting import ContextFitter, offered_tools
 from .context.layers import ContextLayer
+from .context_pack import context_pack_layers
 from .cost import ModelPrice, SessionCostTracker, price_for
 from .decisions import AutonomousResearchLearner, RuntimeDecisionStore
+from .decisions.hooks import record_and_observe
+from .decisions.tool_learner import tool_boosts_of
 from .emitter import EventEmitter
 from .events import EventLog
 from .executor import Approver, BoundedToolExecutor
 from .harness_settings import HarnessSettings
 from .memory import MemoryExtractor, MemoryRetriever
+from .memory.recall import extract_after_turn, recall_layers
 from .provenance import PromptProvenance
 from .redact import Redactor
 from .reflection import ReflectionEngine
 from .results import StepRecord, ToolCallRecord, TurnResult
 from .retry import RetryPolicy
+from .runtime_context import runtime_and_skill_layers
 from .session_state import SessionState
 from .strategies import ReasoningStrategy, StrategyPreset
 from .thinking import ThinkingManager, ThinkLevel
 from .thinking_phase import ThinkingPhaseRunner, ThinkingProcessor
 from .tools import AgentToolRegistry
+from .tracing import turn_tracer
 from .turn import Turn
 from .turn_options import TurnOptions
 
@@ -246,7 +252,8 @@ class AgentHarness:
             if self.checkpoint_store is not None:
                 self.checkpoint_store.begin_turn(session_id, turn_id)
             emit = EventEmitter(session_id=session_id, turn_id=turn_id, event_log=self.event_log,
-                                callbacks=self.callbacks, redact=self.redactor, extra=on_event)
+                                callbacks=self.callbacks, redact=self.redactor, extra=on_event,
+                                tracer=turn_tracer(self))  # None unless OpenTelemetry is configured
             turn = Turn(self, session_id, turn_id, history, user_message, emit=emit, cancel=cancel,
                         persist_history=persist_history, options=options)
             try:
@@ -261,16 +268,22 @@ class AgentHarness:
         """The turn's own fresh context layers, built once when it starts (each request
         renders them; none is stored in the history)."""
         layers: list[ContextLayer] = []
+        layers += recall_layers(self, turn)  # memory_retriever: the "memory" layer, MemoryRecall
+        layers += runtime_and_skill_layers(turn.options)  # runtime_provider/model, skill_context
+        layers += context_pack_layers(turn)  # top_k: the "context_pack" layer, ContextPackEvent
         return layers
 
     def after_turn(self, turn: Turn, result: TurnResult) -> None:
         """The integrations that learn from a finished turn (decisions, memory, learners).
         Each failure is logged and never reaches the caller: the turn already ended."""
+        record_and_observe(self, turn, result)  # decision_store, autonomous_research_learner
+        extract_after_turn(self, turn, result)  # memory_extractor: durable facts of the turn
 
     def offered_tools(self, history: list[dict[str, Any]], user_message: str) -> list[dict[str, Any]]:
         s = self.settings
         return offered_tools(self.tools.schemas(), history, user_message,
-                             semantic=s.enable_semantic_selection, max_tools=s.max_tools_per_turn)
+                             semantic=s.enable_semantic_selection, max_tools=s.max_tools_per_turn,
+                             tool_boosts=tool_boosts_of(self.autonomous_research_learner))
 
     def context_fitter(self, tool_schemas: list[dict[str, Any]]) -> ContextFitter:
         s = self.settings

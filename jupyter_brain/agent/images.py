@@ -35,10 +35,14 @@ class ToolImage:
 
 @dataclass
 class ToolResult:
-    """A tool's answer with images: ``text`` is what the model reads, ``images`` it sees."""
+    """A tool's answer with images: ``text`` is what the model reads, ``images`` it sees.
+
+    ``outputs`` are rich display outputs for the views only (``ToolCallEnd.outputs``:
+    ``{"mime_type", "data", "role"}`` dicts, already size-capped by the tool)."""
 
     text: str
     images: list[ToolImage] = field(default_factory=list)
+    outputs: list[dict[str, str]] = field(default_factory=list)
 
 
 def model_images(value: Any) -> list[dict[str, str]]:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..providers.base import LLMProvider, ProviderError, ProviderResult
+from ..providers.base import LLMProvider, ProviderError, ProviderResult, close_stream
 from .callbacks import AgentCallbacks
 from .events import (
     StrategyStepEvent,
@@ -23,6 +23,7 @@ from .events import (
     ToolCallArgsDelta,
     ToolCallStart,
 )
+from .fallbacks import reporting_fallbacks
 from .strategies import ReasoningStrategy
 
 Emit = Callable[[Any], None]
@@ -77,7 +78,8 @@ class ModelCall:
     received: int = 0  # stream events yielded so far (a failure after the first is mid-stream)
 
     def run(self, stream: bool) -> ModelOutcome:
-        return self._stream() if stream else self._whole()
+        with reporting_fallbacks(self.provider, self.emit, self.step):  # a provider chain's switches
+            return self._stream() if stream else self._whole()
 
     def _whole(self) -> ModelOutcome:
         result = self.provider.generate(self.request, self.tool_schemas, timeout_s=self.timeout_s,
@@ -147,11 +149,6 @@ class ModelCall:
                 emit(ThinkingEnd(step=step))
             return ModelOutcome(None, "".join(partial), interrupted=True)
         finally:
-            close = getattr(events, "close", None)  # generators and SDK streams have one
-            if close is not None:
-                try:
-                    close()
-                except Exception:  # noqa: BLE001 - the call is over either way
-                    pass
+            close_stream(events)
         raise ProviderError("the stream ended without a final result", kind="stream",
                             provider=getattr(self.provider, "name", None))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from ..providers.base import Usage
 from .events import TurnStatus
@@ -85,8 +85,16 @@ class TurnResult(BaseModel):
     prompt_render_hash: str = ""  # sha256 of the system prompt as rendered for this turn
     providers_used: list[str] = Field(default_factory=list)  # a provider chain: who answered each step
 
+    # The last request as sent (``request_snapshot()``); not part of the dumped result.
+    _request: Any = PrivateAttr(default=None)
+
     def __str__(self) -> str:
         return self.text
+
+    def request_snapshot(self) -> Any:
+        """The turn's last request, part by part with token counts and keys masked
+        (a ``RequestSnapshot``), or None when the turn sent none."""
+        return None if self._request is None else self._request.snapshot()
 
     def __repr__(self) -> str:
         return (

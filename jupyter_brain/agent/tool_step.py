@@ -95,7 +95,7 @@ class ToolStep:
                 step=step, call_id=outcome.call.id, name=outcome.call.name, status=outcome.status,
                 duration_ms=outcome.duration_ms, wave=outcome.wave,
                 result_preview=outcome.output[:RESULT_PREVIEW_CHARS], artifact=outcome.artifact,
-                error=outcome.error, images=images,
+                error=outcome.error, images=images, outputs=outcome.outputs,
             )
             emit(event)
             self.callbacks.fire("on_tool_end", event)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..providers.base import ProviderError, ProviderResult, Usage
 from ..providers.capabilities import has_native_thinking
 from .budget import TurnBudget
+from .citations import finish_citations
 from .context.fitting import ContextFitter
 from .context.summary import summary_request
 from .emitter import EventEmitter
@@ -31,14 +32,17 @@ from .events import (
     UsageEvent,
 )
 from .executor import ToolTurnState
+from .fallbacks import answered_by
 from .history import answer_unanswered_calls
 from .model_stream import ModelCall, ModelOutcome, StrategyFeed
 from .redact import Redactor
 from .reflection import ReflectionResult
+from .request_snapshot import RequestCapture
 from .results import StepRecord, ToolCallRecord, TurnResult
 from .retry import call_with_retries
 from .tool_step import ToolStep
 from .turn_options import TurnOptions
+from .web import TurnWeb
 
 if TYPE_CHECKING:
     from .harness import AgentHarness
@@ -85,6 +89,7 @@ class Turn:
         self.announced: set[str] = set()  # tool call ids whose ToolCallStart was emitted
         self.tool_state = ToolTurnState()
         self.tool_schemas = harness.offered_tools(history, user_message)  # fixed for the turn
+        self.web = TurnWeb.start(harness, self)  # web_mode="on": adds the turn's web search tool (agent/web)
         self.native_thinking = has_native_thinking(harness.provider)  # fixed for the turn too
         self.system_prompt = harness.build_system_prompt()
         self.provenance = harness.prompt_provenance.rendered(self.system_prompt)
@@ -95,9 +100,10 @@ class Turn:
         self.context_pack: dict[str, Any] | None = None
         self.memories: list[dict[str, Any]] = []
         self.providers_used: list[str] = []
+        self.last_request: list[Message] = []  # the last request built (for %agent inspect)
         self.fitter: ContextFitter = harness.context_fitter(self.tool_schemas)
         self.phase = harness.thinking_phase_runner()  # None unless thinking_phase is on
-        self.tools = ToolStep(harness._executor, self.tool_state, self.tool_calls, self.announced,
+        self.tools = ToolStep(self.web.executor(harness._executor), self.tool_state, self.tool_calls, self.announced,
                               self.thinking, harness.callbacks, emit, harness.approval_timeout_s)
 
     # the loop ------------------------------------------------------------------------
@@ -106,6 +112,7 @@ class Turn:
         self.thinking.on_turn_start()
         try:
             self._announce()
+            self.web.announce()  # "no web search configured", once
             self.fitter.layers = self.harness.turn_layers(self)
             while self._next_step():
                 pass
@@ -149,7 +156,7 @@ class Turn:
         self.harness.callbacks.fire("on_step", step)
         if self.phase is not None:  # the thinking phase compresses the history after a tool cycle
             self.phase.after_tool_cycle(self, step)
-        request = self._fit(step)
+        request = self.last_request = self._fit(step)
         outcome = self._call_model(request, step)
         if outcome.result is None:  # Ctrl-C, a cancel or the deadline mid-call
             self.status = "interrupted" if (outcome.interrupted or self._cancelled()) else "timeout"
@@ -160,6 +167,7 @@ class Turn:
         if result.stop_reason == "refusal":
             self.status, result = "refused", _refusal_answer(result)
         self.messages.append(result.to_message())
+        self.web.on_result(result, step)  # server searches as tool rows; web citations so far
         self._record_step(result, step)
         # Stated uncertainty only matters while the model can still act on it.
         self.thinking.on_step(result.text if result.tool_calls else "")
@@ -206,6 +214,7 @@ class Turn:
         )
 
     def _model_call(self, request: list[Message], step: int) -> ModelCall:
+        self.emit.mark("llm", step)  # the call (this attempt) begins: its span's start
         provider = self.harness.provider
         native = self.native_thinking
         return ModelCall(
@@ -229,7 +238,8 @@ class Turn:
         if not estimated:  # a local estimate must not calibrate the local counter
             self.fitter.observe(usage.total_input_tokens)
         fields = {name: getattr(usage, name) for name in self.totals}  # Usage's fields, read once
-        cost = self._add_usage(usage, fields)
+        cost = self._add_usage(usage, fields)  # priced as the provider that answered (a chain's active member)
+        self.providers_used.append(answered_by(self.harness.provider))
         self.steps.append(StepRecord(
             step=step, text=result.text, thinking="\n\n".join(b.text for b in result.thinking),
             tool_calls=[c.id for c in result.tool_calls], stop_reason=result.stop_reason, **fields,
@@ -298,13 +308,14 @@ class Turn:
                 messages.append({"role": "assistant", "content": self.final_text})
         if self.history_log is not None:
             self.history_log.append_messages(self.session_id, self.turn_id, messages[self.persisted:])
+        finish_citations(self)  # show_citations: the Sources section and the Citations event
         totals = dict(self.totals)
         emit(TurnEnd(
             status=self.status, text=self.final_text, steps=len(self.steps), tool_calls=len(self.tool_calls),
             reflections=len(self.reflections), **totals, cost_usd=self.cost, duration_ms=duration * 1000,
             usage_estimated=self.usage_estimated,
         ))
-        return TurnResult(
+        result = TurnResult(
             session_id=self.session_id, turn_id=self.turn_id, status=self.status, text=self.final_text,
             **totals, cost_usd=self.cost, usage_estimated=self.usage_estimated, duration_s=duration, steps=self.steps, tool_calls=self.tool_calls,
             reflections=self.reflections, strategy_steps=self.strategy_steps, messages=messages,
@@ -314,6 +325,19 @@ class Turn:
             rendered_content_paths=self.rendered_content_paths, context_pack_json=self.context_pack,
             memories=self.memories, prompt_render_hash=self.provenance.prompt_render_hash or "",
             providers_used=self.providers_used,
+        )
+        result._request = self._capture_request()
+        return result
+
+    def _capture_request(self) -> RequestCapture | None:
+        """The last request, kept by reference for ``TurnResult.request_snapshot()``."""
+        if not self.last_request:
+            return None
+        provider = self.harness.provider
+        return RequestCapture(
+            self.last_request, self.tool_schemas, self.harness.counter, self.harness.redactor or Redactor(),
+            self.session_id, self.turn_id, self.step, getattr(provider, "name", "") or "",
+            getattr(provider, "model", "") or "",
         )
 
     def _explain_stop(self) -> str:

@@ -22,7 +22,11 @@ the tool loop). Unsigned thinking (e.g. from a session that began on another pro
 cannot be verified by the API and is dropped from the request.
 
 How the event stream becomes a result (refusals, calls cut by ``max_tokens``, spliced or
-unterminated streams) is ``anthropic_stream.py``.
+unterminated streams) is ``anthropic_stream.py``. The server-side web search
+(``web_search_tool``, the ``ServerWebSearch`` capability) and its blocks, sent back as
+they came, are ``anthropic_server_tools.py``; an answer the API paused in a long search
+(``pause_turn``) is sent back to go on, up to ``MAX_PAUSED_CONTINUATIONS`` times, and the
+parts become one result.
 """
 
 from __future__ import annotations
@@ -32,14 +36,22 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from jupyter_brain.providers.anthropic_server_tools import (
+    DEFAULT_MAX_USES,
+    apply_native,
+    native_blocks,
+)
+from jupyter_brain.providers.anthropic_server_tools import web_search_tool as _web_search_tool
 from jupyter_brain.providers.anthropic_stream import StreamAssembler
 from jupyter_brain.providers.base import (
     Message,
     ProviderError,
+    ProviderResult,
     StreamEvent,
     StreamingProvider,
     ToolSchema,
     is_fresh_context,
+    is_server_tool,
 )
 from jupyter_brain.providers.sdk_support import (
     estimate_tokens,
@@ -51,6 +63,7 @@ from jupyter_brain.providers.sdk_support import (
 DEFAULT_MODEL = "claude-sonnet-4-6"  # current Sonnet that accepts budgeted thinking
 DEFAULT_MAX_TOKENS = 8192
 MIN_THINKING_BUDGET = 1024
+MAX_PAUSED_CONTINUATIONS = 3
 _CACHE = {"type": "ephemeral"}
 _MISSING_KEY = (
     "no Anthropic API key: set the ANTHROPIC_API_KEY environment variable "
@@ -129,6 +142,10 @@ class AnthropicProvider(StreamingProvider):
             params["thinking"] = thinking
         return params
 
+    def web_search_tool(self, max_uses: int = DEFAULT_MAX_USES) -> ToolSchema:
+        """The API's server-side web search, to offer beside the function tools."""
+        return _web_search_tool(max_uses)
+
     def generate_stream(
         self,
         messages: list[Message],
@@ -137,13 +154,24 @@ class AnthropicProvider(StreamingProvider):
         timeout_s: float = 60.0,
         thinking_budget: int = 0,
     ) -> Iterator[StreamEvent]:
-        params = self.request_params(messages, tools, thinking_budget)
-        stream = self._open(params, timeout_s)
-        try:
-            assembler = StreamAssembler(self.model, messages, tools)
-            yield from assembler.run(guarded(stream, self._sdk.AnthropicError, self._error))
-        finally:
-            stream.close()
+        request, parts, blocks = list(messages), [], []
+        for _ in range(MAX_PAUSED_CONTINUATIONS + 1):
+            params = self.request_params(request, tools, thinking_budget)
+            stream = self._open(params, timeout_s)
+            try:
+                assembler = StreamAssembler(self.model, request, tools)
+                for event in assembler.run(guarded(stream, self._sdk.AnthropicError, self._error)):
+                    if event.type == "done" and event.result is not None:
+                        parts.append(event.result)
+                    else:
+                        yield event
+            finally:
+                stream.close()
+            blocks += assembler.content_blocks()
+            if not assembler.paused:
+                break
+            request.append(parts[-1].to_message())  # a paused answer goes back as it is: the API goes on
+        yield StreamEvent(type="done", result=parts[0] if len(parts) == 1 else _joined(parts, blocks))
 
     def count_tokens(self, messages: list[Message], tools: list[ToolSchema]) -> int:
         """Input tokens via the count endpoint; a rough local estimate if that call fails
@@ -195,6 +223,20 @@ class AnthropicProvider(StreamingProvider):
 _StreamAssembler = StreamAssembler  # the name before the assembler had its own module
 
 
+def _joined(parts: list[ProviderResult], blocks: list[dict[str, Any]]) -> ProviderResult:
+    """The parts of an answer the API paused (``pause_turn``) and resumed, as one."""
+    last = parts[-1]
+    usage = parts[0].usage
+    for part in parts[1:]:
+        usage = usage + part.usage
+    joined = ProviderResult(
+        text="".join(p.text for p in parts), thinking=[b for p in parts for b in p.thinking],
+        tool_calls=[c for p in parts for c in p.tool_calls], stop_reason=last.stop_reason,
+        usage=usage, model=last.model, refusal=last.refusal,
+    )
+    return apply_native(joined, blocks)
+
+
 def _wants_adaptive(err: Any, params: dict[str, Any]) -> bool:
     thinking = params.get("thinking") or {}
     return thinking.get("type") == "enabled" and "thinking.type.enabled" in str(err)
@@ -212,7 +254,7 @@ def _tool_id(value: str) -> str:
 
 def wire_tools(tools: list[ToolSchema]) -> list[dict[str, Any]]:
     wire = [
-        {
+        dict(t) if is_server_tool(t) else {  # a server tool (web search) goes as it is
             "name": t["name"],
             "description": t.get("description", ""),
             "input_schema": t.get("input_schema") or {"type": "object", "properties": {}},
@@ -289,19 +331,23 @@ def _blocks(message: Message) -> tuple[str, list[dict[str, Any]]]:
                 blocks.append(
                     {"type": "thinking", "thinking": t.get("text", ""), "signature": t["signature"]}
                 )
+        native = native_blocks(message, _tool_use)  # an answer with server tool blocks: as it came
+        if native is not None:
+            return "assistant", blocks + native
         blocks.extend(_content_blocks(message.get("content")))
-        for call in message.get("tool_calls") or []:
-            arguments = call.get("arguments")
-            blocks.append(
-                {
-                    "type": "tool_use",
-                    "id": _tool_id(call.get("id", "")),
-                    "name": call["name"],
-                    "input": arguments if isinstance(arguments, dict) else {},
-                }
-            )
+        blocks.extend(_tool_use(call) for call in message.get("tool_calls") or [])
         return "assistant", blocks
     return "user", []
+
+
+def _tool_use(call: dict[str, Any]) -> dict[str, Any]:
+    arguments = call.get("arguments")
+    return {
+        "type": "tool_use",
+        "id": _tool_id(call.get("id", "")),
+        "name": call["name"],
+        "input": arguments if isinstance(arguments, dict) else {},
+    }
 
 
 def _content_blocks(content: Any) -> list[dict[str, Any]]:

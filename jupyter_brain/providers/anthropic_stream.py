@@ -12,15 +12,21 @@ Shapes met in real streams, not only in the API reference:
   with empty arguments;
 - ``stop_reason: "refusal"`` (with ``stop_details`` on newer models) becomes
   ``stop_reason="refusal"`` with ``ProviderResult.refusal`` set;
-- server tools (web search, code execution) and their results are blocks of other
-  types: their text answer arrives in ordinary text blocks, the rest is skipped.
+- server tools (web search) and their results are blocks of other types; their text
+  answer arrives in ordinary text blocks, with ``citations_delta``s before the text they
+  support. The answer's blocks are kept in order for the next request
+  (``anthropic_server_tools``); ``stop_reason: "pause_turn"`` (a long server-tool turn
+  paused) is ``paused``: the provider sends the answer back to let it go on.
+
+``result_from_message`` reads a whole (non-streaming) response the same way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
+from jupyter_brain.providers.anthropic_server_tools import apply_native, as_dict, keep_block
 from jupyter_brain.providers.base import (
     Message,
     ProviderError,
@@ -80,6 +86,7 @@ class StreamAssembler:
         self.stop_seen = False  # a message_delta carried the stop reason
         self.refusal: str | None = None
         self.finished = False
+        self.paused = False  # stop_reason "pause_turn": send the answer back to go on
 
     def run(self, events: Iterator[Any]) -> Iterator[StreamEvent]:
         try:
@@ -114,6 +121,7 @@ class StreamAssembler:
             model=self.model,
             refusal=self.refusal,
         )
+        apply_native(result, self.content_blocks())
         if reported_nothing(self.usage):
             result.usage = estimate_usage(*self.request, result)
         return result
@@ -134,6 +142,7 @@ class StreamAssembler:
         state: dict[str, Any] = {"type": block.type}
         self.blocks[event.index] = state
         if block.type == "text":
+            state.update(text=block.text or "", citations=[as_dict(c) for c in getattr(block, "citations", None) or ()])
             if block.text:
                 self.text.append(block.text)
                 yield StreamEvent(type="text", text=block.text)
@@ -155,6 +164,10 @@ class StreamAssembler:
                 name=block.name,
                 index=state["ordinal"],
             )
+        elif block.type == "server_tool_use":
+            state.update(block=as_dict(block), json="")
+        else:  # a server tool's result (complete at its start) or another block to send back
+            state["block"] = as_dict(block)
 
     def _on_content_block_delta(self, event: Any) -> Iterator[StreamEvent]:
         state = self.blocks.get(event.index)
@@ -162,8 +175,13 @@ class StreamAssembler:
         if state is None:
             return
         if delta.type == "text_delta" and state["type"] == "text":
+            state["text"] += delta.text
             self.text.append(delta.text)
             yield StreamEvent(type="text", text=delta.text)
+        elif delta.type == "citations_delta" and state["type"] == "text":
+            state["citations"].append(as_dict(delta.citation))
+        elif delta.type == "input_json_delta" and state["type"] == "server_tool_use":
+            state["json"] += delta.partial_json
         elif delta.type == "thinking_delta" and state["type"] == "thinking":
             state["text"] += delta.thinking
             if delta.thinking:
@@ -202,6 +220,7 @@ class StreamAssembler:
         if reason:
             self.stop_reason = STOP_REASONS.get(reason, "other")
             self.stop_seen = True
+            self.paused = reason == "pause_turn"
             if reason == "refusal":
                 details = getattr(delta, "stop_details", None)
                 explanation = getattr(details, "explanation", None)
@@ -214,6 +233,27 @@ class StreamAssembler:
         return iter(())
 
     # -- helpers ---------------------------------------------------------------------
+
+    def content_blocks(self) -> list[dict[str, Any]]:
+        """The answer's blocks in order, as ``keep_block`` keeps them for the next request."""
+        kept = []
+        for state in self.blocks.values():
+            kind = state["type"]
+            if kind == "text":
+                block: dict[str, Any] = {"type": "text", "text": state["text"], "citations": state["citations"]}
+            elif kind == "tool_use":
+                block = {"type": "tool_use", "id": state["id"]}
+            elif kind == "server_tool_use":
+                arguments, _ = parse_arguments(state["json"])
+                block = {**state["block"], "input": arguments if state["json"] else state["block"].get("input", {})}
+            elif "block" in state:
+                block = state["block"]
+            else:
+                continue
+            item = keep_block(block)
+            if item is not None:
+                kept.append(item)
+        return kept
 
     def _close_open_tool_calls(self) -> None:
         """A tool_use block the stream never closed was cut off (max_tokens): mark it."""
@@ -236,3 +276,38 @@ class StreamAssembler:
             value = getattr(usage, wire, None)
             if value is not None:
                 setattr(self.usage, ours, int(value))
+
+
+def result_from_message(message: Mapping[str, Any] | Any, model: str = "") -> ProviderResult:
+    """A whole Messages-API response (not streamed) as a ``ProviderResult``."""
+    data = as_dict(message)
+    text: list[str] = []
+    thinking: list[ThinkingBlock] = []
+    calls: list[ToolCall] = []
+    kept: list[dict[str, Any]] = []
+    for raw in data.get("content") or []:
+        block = as_dict(raw)
+        kind = block.get("type")
+        if kind == "text":
+            text.append(block.get("text") or "")
+        elif kind == "thinking":
+            thinking.append(ThinkingBlock(text=block.get("thinking") or "", signature=block.get("signature") or None))
+        elif kind == "redacted_thinking":
+            thinking.append(ThinkingBlock(redacted=True, data=block.get("data")))
+        elif kind == "tool_use":
+            arguments = block.get("input")
+            calls.append(ToolCall(id=str(block.get("id", "")), name=str(block.get("name", "")),
+                                  arguments=arguments if isinstance(arguments, dict) else {}))
+        item = keep_block(block)
+        if item is not None:
+            kept.append(item)
+    reason = str(data.get("stop_reason") or "end_turn")
+    usage = Usage(**{ours: int(as_dict(data.get("usage") or {}).get(wire) or 0) for wire, ours in _USAGE_FIELDS.items()})
+    refusal = None
+    if reason == "refusal":
+        details = as_dict(data.get("stop_details") or {})
+        refusal = str(details.get("explanation") or "") or REFUSAL_NOTE
+    result = ProviderResult(text="".join(text), thinking=thinking, tool_calls=calls,
+                            stop_reason=STOP_REASONS.get(reason, "other"), usage=usage,
+                            model=str(data.get("model") or model) or None, refusal=refusal)
+    return apply_native(result, kept)

@@ -22,7 +22,12 @@ from pydantic import BaseModel, Field, PrivateAttr
 #   {"role": "user", "content": str}
 #   {"role": "assistant", "content": str,
 #        "thinking": [ThinkingBlock-as-dict, ...],          (optional)
-#        "tool_calls": [{"id", "name", "arguments": dict}]} (optional)
+#        "tool_calls": [{"id", "name", "arguments": dict}],  (optional)
+#        "native_content": {"provider": "anthropic", "blocks": [...]}}  (optional: the answer's
+#                                                        blocks as that provider sent them, when
+#                                                        it ran server tools (web search); only
+#                                                        that provider reads them, others read
+#                                                        "content")
 #   {"role": "tool", "tool_call_id": str, "name": str, "content": str, "is_error": bool,
 #        "images": [{"media_type": "image/png", "data": <base64>}, ...]}  (optional: figures
 #                                                        the tool made; a provider sends them
@@ -38,12 +43,30 @@ def is_fresh_context(message: Message) -> bool:
     """A system message rendered for this request only (see FRESH_CONTEXT_KINDS)."""
     return message.get("kind") in FRESH_CONTEXT_KINDS
 
+
+def close_stream(stream: Any) -> None:
+    """Close a provider's event stream if it can be (generators and SDK streams can), so an
+    abandoned call releases its connection; a failure to close is not the caller's."""
+    close = getattr(stream, "close", None)
+    if close is not None:
+        try:
+            close()
+        except Exception:  # noqa: BLE001 - the call is over either way
+            pass
+
 # What a model reads instead of a tool's image when it does not take images.
 NO_IMAGES_NOTE = "[the figure is not shown: this model does not take images]"
 
 # A tool schema offered to the model: {"name": str, "description": str,
-# "input_schema": <JSON schema of the arguments object>}.
+# "input_schema": <JSON schema of the arguments object>}. A provider's server tool (run on
+# its servers, e.g. Anthropic's web search) has a "type" and no "input_schema": it comes
+# from that provider (``capabilities.ServerWebSearch``) and other providers skip it.
 ToolSchema = dict[str, Any]
+
+
+def is_server_tool(schema: ToolSchema) -> bool:
+    """A provider-run tool (see ``ToolSchema``), sent as it is, never executed here."""
+    return "type" in schema and "input_schema" not in schema
 
 
 class Usage(BaseModel):
@@ -119,6 +142,25 @@ class ToolCall(BaseModel):
     truncated: bool = False
 
 
+class WebCitation(BaseModel):
+    """A passage of the answer and the web page it cites (a server web search's citation)."""
+
+    url: str
+    title: str = ""
+    cited_text: str = ""
+
+
+class ServerToolUse(BaseModel):
+    """A tool the provider ran on its own servers during the call (Anthropic's web search):
+    what it was asked and what came back (``results``: ``{url, title, page_age}``)."""
+
+    id: str
+    name: str
+    input: dict[str, Any] = Field(default_factory=dict)
+    results: list[dict[str, Any]] = Field(default_factory=list)
+    error: str | None = None
+
+
 # "refusal": the model (or the API's safety layer) declined; ``ProviderResult.refusal``
 # holds the reason, ``text`` whatever was streamed before it.
 StopReason = Literal[
@@ -136,6 +178,11 @@ class ProviderResult(BaseModel):
     # Set iff stop_reason == "refusal": OpenAI's streamed ``refusal`` text, Anthropic's
     # ``stop_details.explanation`` (or a short note when the API gave none).
     refusal: str | None = None
+    # Server tools (web search): what ran, the answer's citations, and the provider's own
+    # blocks to send back unchanged (``native_content`` of the message). Empty otherwise.
+    server_tools: list[ServerToolUse] = Field(default_factory=list)
+    citations: list[WebCitation] = Field(default_factory=list)
+    native_content: dict[str, Any] | None = None
 
     def to_message(self) -> Message:
         """The assistant message this result adds to history."""
@@ -146,6 +193,8 @@ class ProviderResult(BaseModel):
             msg["tool_calls"] = [
                 {"id": c.id, "name": c.name, "arguments": c.arguments} for c in self.tool_calls
             ]
+        if self.native_content:
+            msg["native_content"] = self.native_content
         return msg
 
 

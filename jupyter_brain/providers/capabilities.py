@@ -6,6 +6,7 @@ backends can do beyond it; callers check with ``isinstance`` and fall back clean
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
 from .base import Message, ToolSchema
@@ -40,6 +41,36 @@ class HoldsApiKey(Protocol):
     api_key: str | None
 
 
+@runtime_checkable
+class Composite(Protocol):
+    """A provider made of others (``ChainProvider``): their keys are its keys."""
+
+    members: tuple[Any, ...]
+
+
+@runtime_checkable
+class ReportsFallbacks(Protocol):
+    """Calls may be handed to another provider (a chain), each switch reported to the
+    listener the caller sets here (``providers.chain.FallbackNotice``)."""
+
+    on_fallback: Callable[[Any], None] | None
+
+
+@runtime_checkable
+class ServerWebSearch(Protocol):
+    """The API runs a web search itself (Anthropic's ``web_search`` server tool): the
+    schema it returns is offered beside the function tools, and the answer carries the
+    searches, their citations and blocks to send back (``ProviderResult.server_tools``,
+    ``.citations``, ``.native_content``)."""
+
+    def web_search_tool(self, max_uses: int = ...) -> ToolSchema: ...
+
+
+def server_web_search(provider: Any, max_uses: int = 5) -> ToolSchema | None:
+    """The provider's server web search tool, or None when it has none."""
+    return provider.web_search_tool(max_uses) if isinstance(provider, ServerWebSearch) else None
+
+
 def has_native_thinking(provider: Any) -> bool:
     return isinstance(provider, NativeThinking) and bool(provider.supports_native_thinking)
 
@@ -52,5 +83,7 @@ def clone_for_run(provider: Any) -> Any:
 
 def provider_secrets(provider: Any) -> tuple[str, ...]:
     """The configured key(s) of a provider, for masking."""
+    if isinstance(provider, Composite):
+        return tuple(k for member in provider.members for k in provider_secrets(member))
     key = provider.api_key if isinstance(provider, HoldsApiKey) else None
     return (key,) if isinstance(key, str) and key else ()

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from jupyter_brain.providers.base import NO_IMAGES_NOTE, Message, ToolSchema, is_fresh_context
+from jupyter_brain.providers.base import NO_IMAGES_NOTE, Message, ToolSchema, is_fresh_context, is_server_tool
 
 # "off": never; "tool_calls": assistant messages that carry tool calls (DeepSeek's rule);
 # "all": every assistant message with reasoning (servers that want it on every turn).
@@ -36,6 +36,7 @@ def wire_tools(tools: list[ToolSchema]) -> list[dict[str, Any]]:
             },
         }
         for t in tools
+        if not is_server_tool(t)  # another provider's server tool: not ours to offer
     ]
 
 

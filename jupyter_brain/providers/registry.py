@@ -30,8 +30,14 @@ def get_provider(name: str = "auto", model: str | None = None, **options: Any) -
     ``auto`` prefers Anthropic when ANTHROPIC_API_KEY is set, then an OpenAI-compatible
     server when OPENAI_API_KEY, OPENAI_BASE_URL or JUPYTER_BRAIN_BASE_URL is set. With a
     base URL and no key (a local server), the model is the first one the server lists at
-    ``/v1/models`` unless ``model`` names one.
+    ``/v1/models`` unless ``model`` names one. A comma-separated name is a provider chain
+    (``get_chain``).
     """
+    if "," in name:
+        if options:
+            raise ValueError(f"options ({', '.join(options)}) cannot go to every provider of a chain; "
+                             "build the members yourself and pass them to ChainProvider([...])")
+        return get_chain(name, model)
     key = name.strip().lower()
     if key == "auto":
         key = _auto_choice()
@@ -50,6 +56,48 @@ def get_provider(name: str = "auto", model: str | None = None, **options: Any) -
             options.setdefault("model", model)
         return ScriptedProvider(**options)
     raise ValueError(f"unknown provider {name!r}; valid choices: {', '.join(PROVIDER_NAMES)}")
+
+
+def get_chain(spec: str, model: str | None = None) -> LLMProvider:
+    """``"anthropic,ollama"`` → ``ChainProvider([anthropic, ollama])``, tried in that order.
+
+    A member may name its model after a colon (``anthropic:claude-haiku-4-5``,
+    ``ollama:qwen3:4b``); ``model`` is the first member's unless it names its own. A member
+    that cannot be built for lack of a key stays in the chain as unavailable (each call
+    then reports it and goes on), unless no member can be built at all.
+    """
+    from jupyter_brain.providers.chain import ChainProvider, UnavailableProvider
+
+    parts = [p.strip() for p in spec.split(",")]
+    if len(parts) < 2 or not all(parts):
+        raise ValueError(f"a provider chain is names separated by commas, e.g. 'anthropic,ollama'; got {spec!r}")
+    members: list[LLMProvider] = []
+    failures: list[ProviderError] = []
+    for position, part in enumerate(parts):
+        name, _, own_model = part.partition(":")
+        member_model = own_model or (model if position == 0 else None)
+        if name.strip().lower() not in PROVIDER_NAMES:
+            raise ValueError(
+                f"unknown provider {name!r} in the chain {spec!r}; valid choices: {', '.join(PROVIDER_NAMES)}"
+            )
+        try:
+            members.append(get_provider(name, member_model))
+        except ProviderError as exc:
+            failures.append(exc)
+            members.append(UnavailableProvider(name.strip().lower(), member_model, exc))
+    if len(failures) == len(parts):
+        reasons = "; ".join(f"{p}: {e.message}" for p, e in zip(parts, failures, strict=True))
+        raise ProviderError(f"no provider of the chain {spec!r} can be used: {reasons}", kind=failures[-1].kind)
+    return ChainProvider(members)
+
+
+def configured_provider() -> str | None:
+    """The provider ``auto`` would pick from the environment, or None when no model is
+    configured (the example notebooks fall back to a scripted model then)."""
+    try:
+        return _auto_choice()
+    except ProviderError:
+        return None
 
 
 def _auto_choice() -> str:

@@ -50,11 +50,23 @@ def _figure_images(before: set[Any]) -> list[ToolImage]:
             width, height = figure.get_size_inches()
             dpi = min(float(figure.dpi), FIGURE_MAX_PX / max(width, height, 1e-3))
             buffer = io.BytesIO()
-            figure.savefig(buffer, format="png", dpi=dpi)
+            figure.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")  # labels not cut off
             images.append(ToolImage("image/png", base64.b64encode(buffer.getvalue()).decode("ascii")))
         except Exception:  # noqa: BLE001 - a figure that cannot render is still named in the text
             continue
     return images
+
+
+def _close_new_figures(before: set[Any]) -> None:
+    """Close the figures made since ``before`` (the inline backend would show them again)."""
+    if "matplotlib.pyplot" not in sys.modules:
+        return
+    plt = sys.modules["matplotlib.pyplot"]
+    for num in set(_figure_numbers()) - before:
+        try:
+            plt.close(num)
+        except Exception:  # noqa: BLE001 - a figure that cannot close is shown twice, not an error
+            continue
 
 
 def _figure_title(manager: Any) -> str:

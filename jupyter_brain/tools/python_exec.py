@@ -24,6 +24,7 @@ Decisions, and why:
 from __future__ import annotations
 
 import ast
+import contextlib
 import ctypes
 import itertools
 import linecache
@@ -36,7 +37,8 @@ from typing import Any, TextIO
 from jupyter_brain.agent.images import ToolResult
 from jupyter_brain.agent.tools import ToolError, ToolSpec, tool
 
-from .figures import _figure_images, _figure_note, _figure_numbers
+from . import rich_output
+from .figures import _close_new_figures, _figure_images, _figure_note, _figure_numbers
 
 OUTPUT_HEAD_CHARS = 4_000
 OUTPUT_TAIL_CHARS = 2_000
@@ -71,7 +73,7 @@ def python_tools(namespace: dict[str, Any], *, timeout_s: float = 60) -> list[To
             code: Python source to execute (several lines allowed).
         """
         result = execute_rich(code, namespace, timeout_s=limit)
-        return result if result.images else result.text  # plain text unless it made figures
+        return result if (result.images or result.outputs) else result.text  # plain text unless rich
 
     return [run_python]
 
@@ -82,7 +84,8 @@ def execute(code: str, namespace: dict[str, Any], *, timeout_s: float = 60) -> s
 
 
 def execute_rich(code: str, namespace: dict[str, Any], *, timeout_s: float = 60) -> ToolResult:
-    """``execute``, with the figures the code created attached as PNG images."""
+    """``execute``, with the figures the code created attached as PNG images (and, when a
+    widget view shows the call, its rich outputs: see ``rich_output``)."""
     source = _transform_magics(code)
     filename = f"{_FILENAME_PREFIX}{next(_counter)}>"
     body, last = _compile(source, filename)
@@ -90,10 +93,12 @@ def execute_rich(code: str, namespace: dict[str, Any], *, timeout_s: float = 60)
 
     figures_before = _figure_numbers()
     capture = _Capture()
+    in_view = rich_output.in_view()
+    outputs = rich_output.OutputCapture() if in_view else None
     shown: str | None = None
     error: BaseException | None = None
     timed_out = False
-    with capture:
+    with capture, (outputs if outputs is not None else contextlib.nullcontext()):
         watchdog = _Watchdog(threading.get_ident(), timeout_s)
         try:
             try:
@@ -103,6 +108,8 @@ def execute_rich(code: str, namespace: dict[str, Any], *, timeout_s: float = 60)
                     value = eval(last, namespace)
                     if value is not None and not source.rstrip().endswith(";"):
                         shown = _safe_repr(value)  # inside the watchdog: a repr can be slow too
+                        if outputs is not None:
+                            outputs.add(rich_output.value_output(value))
             finally:
                 watchdog.finish()
         except _ExecutionTimeout:
@@ -113,6 +120,8 @@ def execute_rich(code: str, namespace: dict[str, Any], *, timeout_s: float = 60)
     parts = capture.render()
     parts += _figure_note(figures_before)
     images = _figure_images(figures_before) if not (timed_out or error) else []
+    if in_view and images:  # the view shows them in the call's row: not again below the widget
+        _close_new_figures(figures_before)
     if timed_out:
         parts.append(f"Execution stopped: run_python took longer than {timeout_s:g} s.")
         raise ToolError("\n".join(parts))
@@ -121,7 +130,8 @@ def execute_rich(code: str, namespace: dict[str, Any], *, timeout_s: float = 60)
         raise ToolError("\n".join(parts))
     if shown is not None:
         parts.append("Out: " + _clip(shown, VALUE_REPR_CHARS))
-    return ToolResult("\n".join(parts) if parts else "(no output)", images)
+    return ToolResult("\n".join(parts) if parts else "(no output)", images,
+                      outputs.result() if outputs is not None else [])
 
 
 # compiling ---------------------------------------------------------------------

@@ -7,7 +7,6 @@ import pytest
 from jupyter_brain.agent.reflection import ReflectionResult
 from jupyter_brain.agent.thinking import ThinkingConfig, ThinkingManager, ThinkLevel
 
-
 # ── ThinkLevel ───────────────────────────────────────────────────────────────
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-
 import sys
 import threading
 import time
@@ -13,12 +12,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import pandas as pd
+import pytest
 
-from jupyter_brain.agent.tools import ToolError  # noqa: E402
-from jupyter_brain.tools import python_tools  # noqa: E402
+from jupyter_brain.agent.tools import ToolError
+from jupyter_brain.tools import python_tools
 
 
 def _run(namespace: dict, **kwargs: float):

@@ -7,7 +7,7 @@ critical level the history is compacted in place before the request is sent.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ...foundation.tokens import TokenCounter
@@ -36,14 +36,18 @@ def build_request(messages: list[Message], system_prompt: str,
 
 
 def offered_tools(schemas: list[dict[str, Any]], history: list[Message], user_message: str, *,
-                  semantic: bool, max_tools: int) -> list[dict[str, Any]]:
+                  semantic: bool, max_tools: int,
+                  tool_boosts: Callable[[str], Mapping[str, float]] | None = None) -> list[dict[str, Any]]:
     """All tool schemas, or with semantic selection on and many tools, the most relevant
-    ones (plus any the conversation already used, and ``read_artifact``)."""
+    ones (plus any the conversation already used, and ``read_artifact``); ``tool_boosts``
+    (asked only then, with the user message) ranks tools that helped before higher."""
     if not semantic or len(schemas) <= max_tools:
         return schemas
     used = {c.get("name") for m in history for c in (m.get("tool_calls") or [])}
     recent = " ".join(str(m.get("content", "")) for m in history[-4:] if m.get("role") in ("user", "assistant"))
-    return select_tools(schemas, f"{user_message} {recent}", max_tools, always={*used, "read_artifact"})
+    boosts = tool_boosts(user_message) if tool_boosts is not None else None
+    return select_tools(schemas, f"{user_message} {recent}", max_tools, always={*used, "read_artifact"},
+                        boosts=boosts)
 
 
 # Tool schemas built by ``ToolSpec.schema()`` (name, description, the spec's input schema,

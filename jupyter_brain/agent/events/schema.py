@@ -117,6 +117,10 @@ class ToolCallEnd(EventBase):
     # Figures the tool returned, for the view's <img>: small data:image/* URLs (downscaled
     # by the harness), never raw bytes in other text fields.
     images: list[str] = Field(default_factory=list)
+    # Rich display outputs of the call (a DataFrame's HTML table, Markdown, a displayed
+    # image): plain {"mime_type", "data", "role"} dicts, size-capped by the tool; "role"
+    # is "value" (the last expression's value) or "display" (a display() call).
+    outputs: list[dict[str, str]] = Field(default_factory=list)
 
 
 class ReflectionEvent(EventBase):

@@ -230,6 +230,15 @@ class EventLog:
     def _scrub(self, text: str) -> str:
         return self._redact(text) if self._redact is not None else text
 
+    def scrub(self, text: str) -> str:
+        """``text`` masked as the log masks what it writes (for tables kept beside it)."""
+        return self._scrub(text)
+
+    def shared_connection(self) -> tuple[Any, threading.Lock]:
+        """(connection, lock) for tables kept beside the log (decisions, learned tool use);
+        hold the lock for every use: the writer thread holds it while it commits."""
+        return self._db, self._db_lock
+
     def _handoff(self) -> None:
         """Give the pending rows to the writer thread (caller holds ``_lock``)."""
         batch = self._detach()

@@ -1,5 +1,8 @@
-"""Episodic memory (see ``base``)."""
+"""Episodic memory (see ``base``): the SQLite store (``sqlite``), the model's extraction of
+durable facts (``extractor``) and the harness's hooks (``recall``)."""
 
 from .base import Memory, MemoryExtractor, MemoryRetriever
+from .extractor import ModelMemoryExtractor
+from .sqlite import SQLiteMemory
 
-__all__ = ["Memory", "MemoryExtractor", "MemoryRetriever"]
+__all__ = ["Memory", "MemoryExtractor", "MemoryRetriever", "ModelMemoryExtractor", "SQLiteMemory"]

@@ -1,0 +1,49 @@
+"""The runtime and skill layers of a turn (``runtime_provider`` / ``runtime_model``,
+``skill_context``): short system messages rendered fresh, never stored in the history.
+
+The runtime layer tells the model what it cannot know by itself — which model answers,
+today's date, the kernel's Python — so "today" and version questions are answered right.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import platform
+from collections.abc import Callable
+
+from .context.layers import ContextLayer
+from .turn_options import TurnOptions
+
+MAX_SKILL_CHARS = 20_000
+
+
+def runtime_text(provider: str, model: str, today: Callable[[], dt.date] = dt.date.today) -> str:
+    """One line of runtime metadata ("" when neither the provider nor the model is known)."""
+    if not (provider or model):
+        return ""
+    who = " via ".join(part for part in (model, provider) if part)
+    python = f"Python {platform.python_version()} ({platform.python_implementation()}, {platform.system() or 'unknown OS'})"
+    return (f"Runtime: you are answering as {who}. Today is {today().isoformat()}. "
+            f"The user's Jupyter kernel runs {python}.")
+
+
+def skill_text(skill: str | None) -> str:
+    """The skill's instructions under a header ("" for none); a huge skill file is clipped."""
+    body = (skill or "").strip()
+    if not body:
+        return ""
+    if len(body) > MAX_SKILL_CHARS:
+        body = body[:MAX_SKILL_CHARS] + f"\n[… skill clipped at {MAX_SKILL_CHARS:,} characters]"
+    return f"Skill instructions for this turn (from the user's skill file):\n\n{body}"
+
+
+def runtime_and_skill_layers(options: TurnOptions) -> list[ContextLayer]:
+    """The turn's runtime layer (when a provider or model is given) and skill layer (when a skill is)."""
+    layers: list[ContextLayer] = []
+    runtime = runtime_text(options.runtime_provider, options.runtime_model)
+    if runtime:
+        layers.append(ContextLayer.fixed("runtime", runtime))
+    skill = skill_text(options.skill_context)
+    if skill:
+        layers.append(ContextLayer.fixed("skill", skill))
+    return layers
