@@ -33,6 +33,7 @@ _PUBLIC = {
     "ProviderResult": "jupyter_brain.providers.base",
     "LLMProvider": "jupyter_brain.providers.base",
     "get_provider": "jupyter_brain.providers.registry",
+    "ChainProvider": "jupyter_brain.providers.chain",
     "SessionManager": "jupyter_brain.session",
     "TokenCounter": "jupyter_brain.agent.context",
     "ContextWarningTracker": "jupyter_brain.agent.context",
@@ -41,9 +42,22 @@ _PUBLIC = {
     "SemanticRelevance": "jupyter_brain.agent.context",
     "Workspace": "jupyter_brain.agent.workspace",
     "CheckpointStore": "jupyter_brain.agent.checkpoints",
+    "WorkspaceIndex": "jupyter_brain.agent.context_pack",
+    "WebResult": "jupyter_brain.agent.web",  # what a web search function returns (web_search=...)  # run_turn(top_k=...): the folder's BM25 index
+    "use_tracer_provider": "jupyter_brain.agent.tracing",
+    "Memory": "jupyter_brain.agent.memory",
+    "MemoryRetriever": "jupyter_brain.agent.memory",
+    "MemoryExtractor": "jupyter_brain.agent.memory",
+    "SQLiteMemory": "jupyter_brain.agent.memory",
+    "RuntimeDecisionRecord": "jupyter_brain.agent.decisions",
+    "RuntimeDecisionStore": "jupyter_brain.agent.decisions",
+    "SQLiteDecisionStore": "jupyter_brain.agent.decisions",
+    "AutonomousResearchLearner": "jupyter_brain.agent.decisions",
+    "ToolUsageLearner": "jupyter_brain.agent.decisions",
+    "decisions": "jupyter_brain.notebook.subcommands.decisions",  # the kernel's records (.to_dataframe())
 }
 
-__all__ = [*_PUBLIC, "tool", "load_ipython_extension", "unload_ipython_extension"]
+__all__ = [*_PUBLIC, "tool", "web_search", "load_ipython_extension", "unload_ipython_extension"]
 
 
 def __getattr__(name: str) -> Any:
@@ -71,15 +85,34 @@ def tool(fn: Any = None, **options: Any) -> Any:
     return register(fn) if fn is not None else register
 
 
+def web_search(fn: Any) -> Any:
+    """Make ``fn(query) -> results`` the web search of ``%%agent --web on`` in this kernel
+    (used when the provider has no search of its own). Each result is a dict (or object)
+    with ``url``, ``title``, ``snippet`` and optionally ``content``, the page's text or
+    HTML: such pages are saved as Markdown (``_agent.rendered_content_paths``).
+    ``jupyter_brain.web_search(None)`` removes it. Returns ``fn`` unchanged.
+    """
+    from .notebook.web_search import register_web_search
+
+    register_web_search(fn)
+    return fn
+
+
 def load_ipython_extension(ipython: Any) -> None:
     from .magics import AgentMagics
 
     magics = AgentMagics(shell=ipython, parent=ipython)
     ipython.register_magics(magics)
+    ipython.events.register("post_run_cell", magics.cell_errors)  # for %agent fix
+    magics.lab.start()  # a comm to the JupyterLab extension, when there is one
     # Listed as a configurable so `%config AgentMagics.think = "medium"` reaches it.
     if magics not in ipython.configurables:
         ipython.configurables.append(magics)
 
 
 def unload_ipython_extension(ipython: Any) -> None:
-    """Nothing to undo beyond what IPython does; present so %reload_ext works."""
+    """Stop recording failing cells; the rest is IPython's (present so %reload_ext works)."""
+    magics = ipython.magics_manager.registry.get("AgentMagics")
+    hook = getattr(magics, "cell_errors", None)
+    if hook is not None and hook in ipython.events.callbacks.get("post_run_cell", []):
+        ipython.events.unregister("post_run_cell", hook)

@@ -27,6 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .agent.decisions import compare_best_record, default_decision_store
 from .agent.events import EventLog
 from .agent.harness import TurnResult
 from .agent.strategies.names import STRATEGY_CHOICES
@@ -213,9 +214,15 @@ def run_comparison(
 
 def record_decision(event_log: EventLog, comparison_id: str, strategy: str, *, run: int = 1,
                     source: str = "user") -> dict[str, Any]:
-    """The user's pick of the best answer, as a ``decision`` record."""
+    """The user's pick of the best answer, as a ``decision`` record, and as a
+    ``compare_best`` decision in the decision store (``%agent decisions``)."""
     data = {"comparison_id": comparison_id, "strategy": strategy, "run": run, "source": source}
     event_log.add_record("decision", data)
+    store = default_decision_store(event_log)
+    if store is not None:
+        compared = next((c for c in event_log.records("comparison") if c.get("comparison_id") == comparison_id),
+                        {"comparison_id": comparison_id})
+        store.record(compare_best_record(compared, strategy, run=run, source=source))
     return data
 
 

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.magic import Magics, cell_magic, line_cell_magic, magics_class
 
+from .notebook.cell_errors import CellErrors
+from .notebook.lab_channel import LabChannel
 from .notebook.parsers import build_compare_parser, build_parser
 from .notebook.user_tools import USER_TOOLS
 from .settings import COMPACTION_CHOICES, CONFIG_KEYS, PERMISSION_CHOICES, THINK_CHOICES, setting_trait
@@ -45,10 +47,17 @@ class AgentMagics(Magics):
     compaction = setting_trait("compaction")
     context_budget = setting_trait("context_budget")
     thinking_phase = setting_trait("thinking_phase")
+    cells = setting_trait("cells")
     auto_compact = setting_trait("auto_compact")
     max_tools = setting_trait("max_tools")
+    top_k = setting_trait("top_k")
+    citations = setting_trait("citations")
+    skill = setting_trait("skill")
+    web = setting_trait("web")
+    memory = setting_trait("memory")
     data_dir = setting_trait("data_dir")
     approval_timeout = setting_trait("approval_timeout")
+    fold = setting_trait("fold")
     workspace_tokens = setting_trait("workspace_tokens")
 
     _CONFIG_KEYS = CONFIG_KEYS  # the keys of `%agent config`
@@ -58,6 +67,9 @@ class AgentMagics(Magics):
         self._manager: SessionManager | None = None
         self._checkpoints: CheckpointStore | None = None
         self._checkpoints_folder: Path | None = None
+        self.cell_errors = CellErrors()  # failing cells, for %agent fix (a post_run_cell hook)
+        self.last_fix: Any = None  # the fix %agent fix proposed last (--apply inserts it)
+        self.lab = LabChannel(self)  # the JupyterLab extension's comm; started by %load_ext
 
     @property
     def manager(self) -> SessionManager:

@@ -10,18 +10,24 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .agent.artifacts import ArtifactStore
 from .agent.cost import SessionCostTracker
+from .agent.decisions import default_decision_store, default_tool_learner
 from .agent.events import EventLog
 from .agent.executor import Approver
 from .agent.harness import AgentHarness, TurnResult
 from .agent.history import answer_unanswered_calls
+from .agent.memory import MemoryExtractor, MemoryRetriever
 from .agent.session_state import SessionState
 from .agent.tools import AgentToolRegistry, ToolSpec
+from .notebook.web_search import registered_web_search
 from .providers.base import LLMProvider
 from .settings_model import AgentOptions
+
+if TYPE_CHECKING:
+    from .agent.memory.sqlite import SQLiteMemory
 
 
 class Session:
@@ -65,6 +71,9 @@ class Session:
         working_directory: str = ".",
         secrets: tuple[str, ...] = (),
         checkpoint_store: Any = None,
+        memory_retriever: MemoryRetriever | None = None,
+        memory_extractor: MemoryExtractor | None = None,
+        web_search: Callable[[str], Any] | None = None,
     ) -> AgentHarness:
         registry = AgentToolRegistry(tools, permission_mode=options.permission)
         for tool_name, rule in self.overrides.items():
@@ -92,9 +101,15 @@ class Session:
             working_directory=working_directory,
             secrets=secrets,
             checkpoint_store=checkpoint_store,
+            memory_retriever=memory_retriever,  # AgentMagics.memory (SQLiteMemory.roles)
+            memory_extractor=memory_extractor,
+            web_search=web_search or registered_web_search(),  # --web on: @jupyter_brain.web_search
             session_state=self.state,
             thinking_phase=options.thinking_phase != "off",
             thinking_strategy="summary" if options.thinking_phase == "off" else options.thinking_phase,
+            decision_store=default_decision_store(self.event_log),  # %agent decisions
+            # Tools that helped on similar questions rank higher when max_tools selects.
+            autonomous_research_learner=default_tool_learner(self.event_log),
         )
 
     def run(
@@ -104,11 +119,14 @@ class Session:
         *,
         on_event: Callable[[Any], Any] | None = None,
         cancel: threading.Event | None = None,
+        **turn_options: Any,
     ) -> TurnResult:
-        """One turn; the history continues from whatever the turn left (always valid)."""
+        """One turn; the history continues from whatever the turn left (always valid).
+        ``turn_options``: ``run_turn``'s per-turn keywords (top_k, show_citations, ...)."""
         with self._lock:
             self.last_harness = harness
-            result = harness.run_turn(self.name, self.history, prompt, on_event=on_event, cancel=cancel)
+            result = harness.run_turn(self.name, self.history, prompt, on_event=on_event, cancel=cancel,
+                                      **turn_options)
             self.history = result.messages
             self.results.append(result)
             return result
@@ -131,7 +149,17 @@ class SessionManager:
         self.event_log = event_log
         self.artifacts = ArtifactStore(self.data_dir / "artifacts")
         self.sessions: dict[str, Session] = {}
+        self._memory: SQLiteMemory | None = None
         self.current = self.use("default")
+
+    @property
+    def memory(self) -> SQLiteMemory:
+        """The folder's episodic memory, ``<data_dir>/memory.sqlite``, opened on first use."""
+        if self._memory is None:
+            from .agent.memory.sqlite import SQLiteMemory
+
+            self._memory = SQLiteMemory(self.data_dir)
+        return self._memory
 
     def use(self, name: str) -> Session:
         """Switch to a session, reopening it from the event log if this kernel has not seen it."""

@@ -28,6 +28,9 @@ COMPACTION_CHOICES = ("summary", "token_budget", "semantic")
 COMPACTION_ALIASES = {"sliding": "summary", "sliding_window": "summary", "budget": "token_budget",
                       "relevance": "semantic", "bm25": "semantic"}
 THINKING_PHASE_CHOICES = ("off", *COMPACTION_CHOICES)  # off, or the phase's compaction strategy
+FOLD_CHOICES = ("auto", "never")  # the AgentView's process fold
+MEMORY_CHOICES = ("off", "manual", "auto")  # the agent's MEMORY_MODES (a test checks)
+WEB_CHOICES = ("on", "off")  # the agent's WEB_MODES (agent/turn_options.py; a test checks)
 
 
 def strategy_choices() -> tuple[str, ...]:
@@ -95,7 +98,8 @@ class Setting:
 # Listed in the order `%agent config` and `%agent status` print them.
 SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("provider", str, "auto",
-            "anthropic, openai, ollama, vllm, scripted, auto, or a variable holding a provider",
+            "anthropic, openai, ollama, vllm, scripted, auto, a chain tried in order (anthropic,ollama), "
+            "or a variable holding a provider",
             flag="--provider", metavar="P"),
     Setting("model", str, None, "model id", flag="--model", metavar="M", nullable=True),
     Setting("think", str, "off", "thinking depth", choices=THINK_CHOICES, flag="--think"),
@@ -115,11 +119,25 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("thinking_phase", str, "off", "a thinking phase after each tool cycle keeps a compact task state "
             "instead of bulk tool output (off, or its strategy)", choices=THINKING_PHASE_CHOICES,
             aliases=COMPACTION_ALIASES, flag="--thinking-phase"),
+    Setting("cells", bool, False, "also put the code the agent ran (run_python) into a new cell below, so Run All "
+            "reproduces it", flag="--cells", off_flag="--no-cells", off_help="do not add a code cell (default)"),
     Setting("auto_compact", bool, True, "compact the history when a request reaches the critical level"),
     Setting("max_tools", int, 0, "offer only the N tools most relevant to the prompt (0 = all)", ge=0),
+    Setting("top_k", int, 0, "put the N workspace passages (files, notebooks) most relevant to the prompt into "
+            "the turn's context pack (0 = none)", flag="--top-k", metavar="N", ge=0, le=50),
+    Setting("citations", bool, False, "end the answer with its sources (workspace anchors, web pages)",
+            flag="--citations", off_flag="--no-citations", off_help="no Sources section (default)"),
+    Setting("skill", str, None, "add a skill's instructions to the turn: NAME.md from .jupyter_brain/skills/ "
+            "or ./skills/ (%agent skills lists them)", flag="--skill", metavar="NAME", nullable=True),
+    Setting("web", str, "off", "web search for the turn: on uses the provider's own (Anthropic), else the "
+            "function given to @jupyter_brain.web_search", choices=WEB_CHOICES, flag="--web"),
+    Setting("memory", str, "off", "episodic memory of this folder: off, manual (recall what %agent remember "
+            "saved), auto (also keep durable facts the model names after each turn)", choices=MEMORY_CHOICES),
     Setting("data_dir", str, ".jupyter_brain", "where the event log and artifacts live", agent_config=False),
     Setting("approval_timeout", float, 300.0, "seconds an approval card waits before it counts as deny",
             agent_config=False),
+    Setting("fold", str, "auto", "fold a finished turn's steps under one summary line below its answer "
+            "(never: keep them open)", choices=FOLD_CHOICES, agent_config=False),
     Setting("workspace_tokens", int, 2000, "token budget of the workspace context sent with each request (0 = none)",
             agent_config=False),
 )}

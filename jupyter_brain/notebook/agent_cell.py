@@ -12,16 +12,20 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from ..providers.capabilities import provider_secrets
+from .code_cells import insert_code_cell
 from .interpolate import interpolate
 from .kernel_inputs import approver_for, cell_tools, workspace_for
+from .memory import memory_roles
 from .options import options_for
 from .parsers import agent_parser, split_flags
 from .providers import resolve_provider
+from .turn_keywords import turn_keywords
 from .views import agent_view, close_view
 
 
-def run_agent_cell(magics: Any, line: str, cell: str) -> None:
-    """``%%agent [flags]`` + the prompt in the cell body; ``magics`` holds the kernel's state."""
+def run_agent_cell(magics: Any, line: str, cell: str, *, interpolate_prompt: bool = True) -> None:
+    """``%%agent [flags]`` + the prompt in the cell body; ``magics`` holds the kernel's state.
+    ``interpolate_prompt=False``: the prompt is used as written (it holds code, e.g. ``%agent fix``)."""
     parser = agent_parser()
     args = parser.parse_args(split_flags(line, "%%agent"))
     if args.help:
@@ -46,8 +50,10 @@ def run_agent_cell(magics: Any, line: str, cell: str) -> None:
         raise UsageError(f"%%agent: {exc}") from None
     user_ns = magics.shell.user_ns if magics.shell is not None else {}
     provider = resolve_provider(options, user_ns)
-    prompt = interpolate(prompt, user_ns)
-    view = agent_view(magics.shell)
+    keywords = turn_keywords(options, provider, magics.data_dir)  # --top-k, --citations, runtime, --skill
+    if interpolate_prompt:
+        prompt = interpolate(prompt, user_ns)
+    view = agent_view(magics.shell, fold=magics.fold)
     try:
         store = magics.checkpoint_store()
         harness = session.build_harness(
@@ -59,13 +65,19 @@ def run_agent_cell(magics: Any, line: str, cell: str) -> None:
             working_directory=os.getcwd(),
             secrets=provider_secrets(provider),
             checkpoint_store=store,
+            **memory_roles(manager, options.memory, provider),  # AgentMagics.memory
         )
         if harness.redactor is not None and hasattr(view, "redact"):
             view.redact = harness.redactor  # also masks the configured keys' values
-        result = session.run(prompt, harness, on_event=view.handle)
+        result = session.run(prompt, harness, on_event=view.handle, **keywords)
     finally:
         close_view(view)
     user_ns["_agent"] = result
+    lab = getattr(magics, "lab", None)  # the JupyterLab extension's comm, if any (lab_channel.py)
+    if lab is not None:  # status bar figures; --cells as cells (or the one-cell fallback)
+        lab.after_turn(session, result, cells=options.cells, prompt=prompt)
+    elif options.cells:
+        insert_code_cell(magics.shell, result, prompt)
     if args.out:
         if not args.out.isidentifier():
             raise UsageError(f"%%agent: --out needs a variable name, got {args.out!r}")

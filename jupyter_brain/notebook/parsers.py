@@ -104,6 +104,10 @@ def build_parser() -> UsageParser:
     for name in ("permission", "stream", "compaction", "context_budget"):
         add_setting(p, name)
     add_setting(p, "thinking_phase", nargs="?", const="summary")  # --thinking-phase alone: summary
+    add_setting(p, "cells")
+    for name in ("top_k", "citations", "skill"):  # the turn's context pack, Sources, skill file
+        add_setting(p, name)
+    add_setting(p, "web")  # --web on|off: the turn's web search (agent/web)
     p.add_argument("--out", metavar="VAR", help="also store the TurnResult in this variable")
     p.add_argument("-h", "--help", action="store_true", help="show this help")
     return p

@@ -11,8 +11,11 @@ import sys
 from typing import Any
 
 
-def agent_view(shell: Any) -> Any:
-    """An ``AgentView`` (approval clicks routed to a kernel subshell) or a ``TextView``."""
+def agent_view(shell: Any, *, fold: str = "auto") -> Any:
+    """An ``AgentView`` (approval clicks routed to a kernel subshell) or a ``TextView``.
+
+    With the widget, ``run_python``'s figures and displays go into the call's row
+    (``tools/rich_output``) until ``close_view``; ``fold`` is ``AgentMagics.fold``."""
     from IPython.display import display
 
     from ..widgets import TextView
@@ -20,14 +23,16 @@ def agent_view(shell: Any) -> Any:
     kernel = getattr(shell, "kernel", None)
     if kernel is not None:
         try:
+            from ..tools.rich_output import route_outputs_to_view
             from ..widgets import AgentView
             from .kernel_channel import route_to_subshell
 
-            view = AgentView()
+            view = AgentView(fold=fold)
             # Approval clicks must reach the kernel while this cell still runs.
             view.messages_routed = route_to_subshell(view)
             # A display id, so the finished turn can add its Markdown transcript.
             view.display_handle = display(view, display_id=True)
+            view.release_outputs = route_outputs_to_view()
             return view
         except Exception as exc:  # noqa: BLE001 - e.g. the JS bundle is missing
             print(f"(widget unavailable: {exc}; showing plain text)", file=sys.stderr)
@@ -57,6 +62,9 @@ def close_view(view: Any) -> None:
 
     The text view has nothing to flush.
     """
+    release = getattr(view, "release_outputs", None)
+    if release is not None:
+        release()
     close = getattr(view, "close_stream", None)
     if close is not None:
         close()

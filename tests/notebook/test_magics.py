@@ -12,8 +12,6 @@ from jupyter_brain.providers.scripted import ScriptedProvider
 from jupyter_brain.session import SessionManager
 
 
-
-
 def agent(sh, line, cell):
     return sh.run_cell_magic("agent", line, cell)
 

@@ -12,7 +12,21 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-from . import checkpoints, comparisons, config, mcp, past_turns, permissions, sessions, status
+from . import (
+    checkpoints,
+    comparisons,
+    config,
+    decisions,
+    fix,
+    inspect_request,
+    mcp,
+    past_turns,
+    permissions,
+    sessions,
+    skills,
+    status,
+)
+from . import memory as memory_cmds
 from .help_text import SUBCOMMANDS, cmd_help
 
 Handler = Callable[[Any, list[str]], None]
@@ -34,16 +48,26 @@ HANDLERS: dict[str, Handler] = {
     "replay": past_turns.cmd_replay,
     "compare_history": comparisons.cmd_compare_history,
     "compare_best": comparisons.cmd_compare_best,
+    "decisions": decisions.cmd_decisions,
     "checkpoints": checkpoints.cmd_checkpoints,
     "undo": checkpoints.cmd_undo,
     "config": config.cmd_config,
     "mcp": mcp.cmd_mcp,
+    "remember": memory_cmds.cmd_remember,
+    "memory": memory_cmds.cmd_memory,
+    "forget": memory_cmds.cmd_forget,
+    "inspect": inspect_request.cmd_inspect,
+    "fix": fix.cmd_fix,
+    "skills": skills.cmd_skills,
     "help": cmd_help,
 }
 
 
 def run_subcommand(magics: Any, line: str) -> Any:
     """``%agent`` with a line: the first word picks the handler (no word: ``help``)."""
+    free = line.split(None, 1)
+    if free and free[0].lower() in memory_cmds.FREE_TEXT:  # `%agent remember TEXT`: TEXT as typed (it's)
+        return HANDLERS[free[0].lower()](magics, free[1:])
     try:
         words = shlex.split(line)
     except ValueError as exc:

@@ -58,7 +58,7 @@ def cmd_replay(magics: Any, rest: list[str]) -> None:
             if record is None:
                 raise UsageError(f"%agent replay: no turn {key!r}; use 1-{len(turns)} or a turn id")
     events = magics.manager.event_log.events(turn_id=record.turn_id)
-    view = agent_view(magics.shell)
+    view = agent_view(magics.shell, fold=magics.fold)
     if hasattr(view, "replay"):
         view.replay(events)
     else:

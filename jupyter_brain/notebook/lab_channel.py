@@ -1,0 +1,265 @@
+"""The kernel's side of the JupyterLab extension: one comm, and the fallbacks without it.
+
+The extension registers the comm target ``jupyter_brain.lab``; ``%load_ext`` opens a comm
+to it and the extension answers ``ready``. After a page reload (or when a notebook connects
+to a kernel that already loaded us) the extension opens a comm to the kernel's target
+``jupyter_brain.kernel`` instead. Only a front-end that said ``ready`` counts as present:
+VS Code, Colab, Notebook 7 without the extension, terminal IPython and nbconvert never do,
+so every feature falls back (``set_next_input`` cells, ``%agent fix`` text) and nothing
+here raises into a cell. Payloads are built in ``lab_payloads.py`` from masked events.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from .. import __version__
+
+log = logging.getLogger(__name__)
+
+FRONTEND_TARGET = "jupyter_brain.lab"  # registered by the extension
+KERNEL_TARGET = "jupyter_brain.kernel"  # registered here, for comms the extension opens
+SETTLE_S = 1.5  # how long the first turn waits for the extension's answer to %load_ext's comm
+
+
+def current_cell_id(shell: Any) -> str | None:
+    """JupyterLab's id of the cell being executed (``cellId`` in the request's metadata)."""
+    kernel = getattr(shell, "kernel", None)
+    parent: Any = None
+    if kernel is not None and hasattr(kernel, "get_parent"):
+        try:
+            parent = kernel.get_parent()
+        except Exception:  # noqa: BLE001 - older ipykernels take a channel argument; fall back below
+            parent = None
+    if not parent:
+        parent = getattr(shell, "parent_header", None)
+    metadata = parent.get("metadata") if isinstance(parent, dict) else None
+    cell_id = metadata.get("cellId") if isinstance(metadata, dict) else None
+    return str(cell_id) if cell_id else None
+
+
+class LabChannel:
+    """The comm with the extension, if one is there; ``present`` says whether it is."""
+
+    def __init__(self, magics: Any, *, create_comm: Callable[..., Any] | None = None,
+                 comm_manager: Any = None, pump: Callable[[], Any] | None = None) -> None:
+        self.magics = magics
+        self.comm: Any = None
+        self.version: str | None = None  # the extension's, once it said ready
+        self._create_comm = create_comm
+        self._comm_manager = comm_manager
+        self._pump = pump
+        self._settled = False
+        self._routed: Any = None  # the comm whose "ready" a kernel subshell handles
+
+    @property
+    def present(self) -> bool:
+        return self.comm is not None and self.version is not None
+
+    # opening ---------------------------------------------------------------------
+    def start(self) -> None:
+        """At ``%load_ext``: listen for the extension's comms and open one to it. Without
+        a kernel (terminal IPython, tests) there is nothing to do."""
+        if getattr(self.magics.shell, "kernel", None) is None and self._create_comm is None:
+            return
+        try:
+            create, manager = self._comm_api()
+            manager.register_target(KERNEL_TARGET, self._on_open)
+            comm = create(target_name=FRONTEND_TARGET, data={"type": "hello", "version": __version__})
+        except Exception as exc:  # noqa: BLE001 - the extension is optional; the fallbacks work without it
+            log.debug("jupyter_brain: no comm with the JupyterLab extension (%s)", exc)
+            return
+        self._adopt(comm, None)
+        if self._create_comm is None:  # a real kernel: "ready" must not wait behind Run All's cells
+            from types import SimpleNamespace
+
+            from .kernel_channel import route_to_subshell
+
+            if route_to_subshell(SimpleNamespace(comm=comm)):
+                self._routed = comm
+
+    def stop(self) -> None:
+        comm, self.comm, self.version = self.comm, None, None
+        if comm is not None:
+            with contextlib.suppress(Exception):
+                comm.close()
+
+    def _comm_api(self) -> tuple[Callable[..., Any], Any]:
+        if self._create_comm is not None:
+            return self._create_comm, self._comm_manager
+        import comm
+
+        return comm.create_comm, comm.get_comm_manager()
+
+    def _on_open(self, comm: Any, msg: dict[str, Any]) -> None:
+        """The extension opened a comm to us (page reload, notebook connected)."""
+        data = _data(msg)
+        self._adopt(comm, str(data.get("version") or "?"))
+
+    def _adopt(self, comm: Any, version: str | None) -> None:
+        old = self.comm
+        self.comm, self.version = comm, version
+        comm.on_msg(self._on_msg)
+        comm.on_close(lambda _msg, c=comm: self._closed(c))
+        if old is not None and old is not comm:
+            with contextlib.suppress(Exception):
+                old.close()
+
+    def _closed(self, comm: Any) -> None:
+        if comm is self.comm:  # the front-end went away, or never had the target
+            self.comm, self.version = None, None
+
+    def settle(self, timeout_s: float = SETTLE_S) -> None:
+        """Wait (once) for the answer to the comm ``%load_ext`` opened: under Run All the
+        extension's ``ready`` queues behind the next cells, so the first turn processes
+        pending messages (``jupyter_ui_poll``, as approvals do) until it comes, or the
+        comm is closed (no extension), or the time is up."""
+        if self._settled or self.comm is None or self.version is not None:
+            return
+        self._settled = True
+        from .approval import _Pumping
+
+        routed = self._pump or ((lambda: None) if self._routed is not None else None)  # a subshell handles it
+        with _Pumping(routed) as pump:
+            deadline = time.monotonic() + timeout_s
+            while self.comm is not None and self.version is None and time.monotonic() < deadline:
+                pump()
+                time.sleep(0.02)
+
+    # kernel -> front-end ---------------------------------------------------------------
+    def send(self, payload: dict[str, Any]) -> bool:
+        """Send when the extension is there; False (never an error) when it is not. Every
+        string is masked first (the configured keys, the key variables, known key formats):
+        code and outputs go into the notebook."""
+        if not self.present:
+            return False
+        from ..agent.redact import redact_value  # not at %load_ext: the agent core loads with the first cell
+
+        try:
+            self.comm.send(redact_value(payload, self._redactor()))
+        except Exception as exc:  # noqa: BLE001 - a closed socket must not fail the cell
+            log.warning("jupyter_brain: the JupyterLab extension did not get a message (%s)", exc)
+            return False
+        return True
+
+    def _redactor(self) -> Callable[[str], str]:
+        manager = getattr(self.magics, "_manager", None)
+        harness = getattr(getattr(manager, "current", None), "last_harness", None) if manager else None
+        if getattr(harness, "redactor", None) is not None:
+            return harness.redactor
+        from ..agent.redact import Redactor
+
+        return Redactor()
+
+    def after_turn(self, session: Any, result: Any, *, cells: bool, prompt: str) -> None:
+        """After each ``%%agent`` turn: the status bar's figures; with ``--cells``, one cell
+        per ``run_python`` call below the agent cell, or the one-cell fallback."""
+        from .lab_payloads import cells_message, status_message
+
+        self.settle()
+        try:
+            self.send(status_message(session))
+        except Exception as exc:  # noqa: BLE001 - the status bar is optional
+            log.warning("jupyter_brain: status for the JupyterLab extension failed (%s)", exc)
+        if not cells:
+            return
+        cell_id = current_cell_id(self.magics.shell)
+        if self.present and cell_id:
+            try:
+                events = self.magics.manager.event_log.events(turn_id=result.turn_id)
+                message = cells_message(result, events, cell_id)
+            except Exception as exc:  # noqa: BLE001 - fall back to the portable way below
+                log.warning("jupyter_brain: code cells for the extension failed (%s)", exc)
+            else:
+                if not message["cells"]:
+                    print("--cells: the agent ran no code this turn, so no cell was added.")
+                    return
+                if self.send(message):
+                    return
+        from .code_cells import insert_code_cell
+
+        insert_code_cell(self.magics.shell, result, prompt)
+
+    # front-end -> kernel -----------------------------------------------------------------
+    def _on_msg(self, msg: dict[str, Any]) -> None:
+        data = _data(msg)
+        kind = data.get("type")
+        if kind == "ready":
+            self.version = str(data.get("version") or "?")
+            if self._routed is not None:  # requests (a fix runs a turn) belong on the main thread
+                self._routed.__dict__.pop("_reply_subshell_for", None)
+                self._routed = None
+            return
+        handler = {"status": self._reply_status, "inspect": self._reply_inspect, "fix": self._reply_fix}.get(
+            str(kind))
+        if handler is None:
+            return
+        request_id = data.get("request_id")
+        try:
+            reply = handler(data)
+        except Exception as exc:  # noqa: BLE001 - the front-end shows the message instead of hanging
+            reply = {"error": _error_text(exc)}
+        self.send({"type": f"{kind}_reply", "request_id": request_id, **reply})
+
+    def _reply_status(self, data: dict[str, Any]) -> dict[str, Any]:
+        from .subcommands.status import cmd_status
+
+        return {"text": _captured(lambda: cmd_status(self.magics, []))}
+
+    def _reply_inspect(self, data: dict[str, Any]) -> dict[str, Any]:
+        from .subcommands.inspect_request import NOT_KEPT, turn_snapshot
+
+        session = self.magics.manager.current
+        if not session.turns():
+            return {"error": f"session {session.name} has no turns yet"}
+        turn, snap = turn_snapshot(session)
+        if snap is None:
+            return {"error": f"turn {turn.index + 1}: {NOT_KEPT}"}
+        return {"snapshot": snap.model_dump(mode="json", by_alias=True),
+                "total_tokens": snap.total_tokens, "turn": turn.index + 1}
+
+    def _reply_fix(self, data: dict[str, Any]) -> dict[str, Any]:
+        """Run ``%agent fix`` for one failing cell; the proposed cell comes back as data."""
+        from .agent_cell import run_agent_cell
+        from .fix import ProposedFix, fix_prompt, pick_error, proposed_code
+
+        count = data.get("execution_count")
+        rest = [str(count)] if isinstance(count, int) and count > 0 else []
+        error = pick_error(self.magics.cell_errors, rest)
+        shell = self.magics.shell
+        user_ns = shell.user_ns if shell is not None else {}
+        _captured(lambda: run_agent_cell(self.magics, "", fix_prompt(error, user_ns), interpolate_prompt=False))
+        answer = getattr(user_ns.get("_agent"), "text", "") or ""
+        code = proposed_code(answer)
+        base = {"cell_id": data.get("cell_id"), "execution_count": error.execution_count,
+                "error_type": error.error_type}
+        if code is None:
+            return {**base, "error": "The agent did not propose a corrected cell (no ```python block)."}
+        fix = ProposedFix(error.execution_count, error.source, code)
+        self.magics.last_fix = fix  # %agent fix --apply works after the button too
+        return {**base, "original": fix.original, "fixed": fix.fixed, "diff": fix.diff(),
+                "explanation": answer.split("```")[0].strip()[:2000]}
+
+
+def _data(msg: dict[str, Any]) -> dict[str, Any]:
+    data = (msg or {}).get("content", {}).get("data")
+    return data if isinstance(data, dict) else {}
+
+
+def _captured(fn: Callable[[], Any]) -> str:
+    """What ``fn`` prints (a subcommand's text), instead of into an output nobody shows."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        fn()
+    return out.getvalue()
+
+
+def _error_text(exc: BaseException) -> str:
+    from IPython.core.error import UsageError
+
+    return str(exc) if isinstance(exc, UsageError) else f"{type(exc).__name__}: {exc}"

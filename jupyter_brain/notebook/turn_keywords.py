@@ -1,0 +1,22 @@
+"""A cell's per-turn keywords for ``run_turn``: its context pack size, citations, the
+runtime metadata of the resolved provider, and the ``--skill`` file's text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .skills import load_skill
+
+
+def turn_keywords(options: Any, provider: Any, data_dir: str | Path) -> dict[str, Any]:
+    """``top_k``, ``show_citations``, ``runtime_provider`` / ``runtime_model`` and
+    ``skill_context`` for the cell (a missing skill is a UsageError, before the turn starts)."""
+    return {
+        "top_k": options.top_k,
+        "show_citations": options.citations,
+        "runtime_provider": str(getattr(provider, "name", "") or ""),
+        "runtime_model": str(getattr(provider, "model", "") or ""),
+        "skill_context": load_skill(data_dir, options.skill) if options.skill else None,
+        "web_mode": options.web,  # --web on|off (agent/web)
+    }
