@@ -31,6 +31,14 @@ fi
 "$VENV/bin/python" -c "import llama_cpp" 2>/dev/null ||
   echo "Installing llama-cpp-python: the first build of llama.cpp takes about 15 minutes on 2 cores..."
 "$VENV/bin/python" -m pip install -q -e ".[test]"
+# The JupyterLab extension (js/lab, its own node_modules): vitest, a fresh build (`jupyter
+# labextension build` comes from the venv's jupyterlab), then the wheel as users get it:
+# built, installed into a fresh venv (build/wheel-check), `jupyter labextension list` checked.
+# The browser tests run that venv's JupyterLab (JUPYTER_BRAIN_LAB_PYTHON).
+VENV_BIN="$(cd "$VENV" && pwd)/bin"
+(cd js/lab && npm ci --no-audit --no-fund --loglevel=error && npm test && PATH="$VENV_BIN:$PATH" npm run build)
+"$VENV/bin/python" scripts/check_wheel.py
+export JUPYTER_BRAIN_LAB_PYTHON="$PWD/build/wheel-check/venv/bin/python"
 
 export PYTHONUNBUFFERED=1
 # Tests never reach a hosted model (tests/local_model starts its own on 127.0.0.1): the

@@ -1,0 +1,72 @@
+"""Build the wheel, install it into a fresh virtualenv, and check the JupyterLab extension came with it.
+
+What a user gets from ``pip install jupyter-brain`` (no Node, no editable install): the
+wheel must hold ``install.json`` and the built extension under
+``share/jupyter/labextensions/jupyter-brain``, and ``jupyter labextension list`` in the new
+environment must show it enabled and OK. Prints the new environment's Python last, for
+the browser tests (``JUPYTER_BRAIN_LAB_PYTHON``) to run JupyterLab from it.
+
+    python scripts/check_wheel.py [--out build/wheel-check]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import venv
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARE = "share/jupyter/labextensions/jupyter-brain/"
+
+
+def run(cmd: list[str], **kw) -> str:
+    print("+", " ".join(map(str, cmd)), flush=True)
+    done = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if done.returncode:
+        sys.exit(f"failed ({done.returncode}): {' '.join(map(str, cmd))}\n{done.stdout[-4000:]}{done.stderr[-4000:]}")
+    return done.stdout + done.stderr
+
+
+def check_contents(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    data = next((n.split(SHARE)[0] for n in names if SHARE in n), None)
+    if data is None:
+        sys.exit(f"{wheel.name}: no {SHARE} in the wheel (was js/lab built? see js/package.json build:all)")
+    need = [data + SHARE + f for f in ("install.json", "package.json", "schemas/jupyter-brain/plugin.json")]
+    need += ["jupyter_brain/static/agent_view.js"]
+    missing = [n for n in need if n not in names]
+    if not any(n.startswith(data + SHARE + "static/remoteEntry.") for n in names):
+        missing.append(data + SHARE + "static/remoteEntry.*.js")
+    if missing:
+        sys.exit(f"{wheel.name} lacks: {', '.join(missing)}")
+    print(f"{wheel.name}: install.json and {sum(SHARE + 'static/' in n for n in names)} static files of the extension")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "build" / "wheel-check")
+    args = parser.parse_args()
+    dist, env = args.out / "dist", args.out / "venv"
+    shutil.rmtree(dist, ignore_errors=True)
+    shutil.rmtree(env, ignore_errors=True)
+    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(ROOT)])
+    [wheel] = sorted(dist.glob("jupyter_brain-*.whl"))
+    check_contents(wheel)
+    venv.create(env, with_pip=True)
+    python = env / "bin" / "python"
+    run([str(python), "-m", "pip", "install", "-q", f"{wheel}[lab]"])
+    listing = re.sub(r"\x1b\[[0-9;]*m", "", run([str(python), "-m", "jupyter", "labextension", "list"]))
+    line = next((ln.strip() for ln in listing.splitlines() if ln.strip().startswith("jupyter-brain ")), "")
+    if not re.fullmatch(r"jupyter-brain v\S+ enabled OK \(python, jupyter-brain\)", line):
+        sys.exit(f"jupyter labextension list does not show jupyter-brain enabled and OK:\n{listing}")
+    print(f"jupyter labextension list: {line}")
+    print(python)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,278 @@
+"""The JupyterLab extension (js/lab) in a real JupyterLab and Chromium.
+
+The server runs from ``$JUPYTER_BRAIN_LAB_PYTHON`` when set: scripts/test.sh points it at
+a fresh virtualenv where the *wheel* was installed (scripts/check_wheel.py), so this checks
+what ``pip install jupyter-brain`` gives. Without it, the test environment's own install
+(editable, with the extension as shared data) is used. Screenshots:
+test-artifacts/screenshots/lab_*.png.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from .conftest import CHROMIUM, _free_port, open_and_run, screenshot, wait_idle_after_run, write_notebook
+
+pytestmark = pytest.mark.browser
+
+CELLS_SETUP = r'''%load_ext jupyter_brain
+from jupyter_brain import ScriptedProvider
+
+def rounds(n):
+    out = []
+    for i in range(n):
+        out += [
+            {"text": "", "tool_calls": [{"name": "run_python", "arguments": {"code": f"nums = [3, 4, 5]\nprint('sum', sum(nums) + {i})"}}]},
+            {"text": "", "tool_calls": [{"name": "run_python", "arguments": {"code": "total = sum(nums) * 2\ntotal"}}]},
+            "The total is **24**.",
+        ]
+    return out
+
+bot = ScriptedProvider(rounds(3))
+'''
+
+AGENT = '''%%agent --provider bot --permission auto --cells
+# Task
+Add up the **numbers** and double them.'''
+
+FIX_SETUP = r'''%load_ext jupyter_brain
+from jupyter_brain import ScriptedProvider
+bot = ScriptedProvider(["Dividing by zero fails.\n\n```python\nx = 10\ny = x / 2\n```"])
+%config AgentMagics.provider = "bot"
+'''
+
+FAILING = "x = 10\ny = x / 0"
+
+JS_CELLS = """() => {
+    const m = window.jupyterapp.shell.currentWidget.content.model;
+    const out = [];
+    for (let i = 0; i < m.cells.length; i++) {
+        const c = m.cells.get(i);
+        out.push({source: c.sharedModel.getSource(), meta: c.sharedModel.getMetadata().jupyter_brain || null,
+                  outputs: c.type === 'code' ? c.sharedModel.outputs.length : 0});
+    }
+    return out;
+}"""
+
+
+def _extension_enabled(python: str) -> bool:
+    out = subprocess.run([python, "-m", "jupyter", "labextension", "list"], capture_output=True, text=True,
+                         timeout=120)
+    return bool(re.search(r"jupyter-brain v\S+ .*enabled.*OK", out.stdout + out.stderr))
+
+
+@pytest.fixture(scope="module")
+def brain_lab(tmp_path_factory):
+    """(base_url, root_dir) of a JupyterLab that has the extension installed."""
+    if not Path(CHROMIUM).exists():
+        pytest.skip("needs Debian's chromium at /usr/bin/chromium")
+    python = os.environ.get("JUPYTER_BRAIN_LAB_PYTHON") or sys.executable
+    if not _extension_enabled(python):
+        if os.environ.get("CI") or os.environ.get("JUPYTER_BRAIN_LAB_PYTHON"):
+            pytest.fail(f"the jupyter-brain lab extension is not enabled for {python}")
+        pytest.skip("the lab extension is not built/installed here (scripts/test.sh builds it)")
+    root = tmp_path_factory.mktemp("brain-lab-root")
+    settings = tmp_path_factory.mktemp("brain-lab-settings")
+    news = settings / "@jupyterlab" / "apputils-extension"
+    news.mkdir(parents=True)
+    (news / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
+    port = _free_port()
+    log = open(tmp_path_factory.mktemp("brain-lab-log") / "lab.log", "w")
+    env = {**os.environ, "JUPYTER_PLATFORM_DIRS": "1"}
+    for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "JUPYTER_BRAIN_BASE_URL"):
+        env.pop(var, None)
+    proc = subprocess.Popen(
+        [python, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ServerApp.ip=127.0.0.1",
+         f"--ServerApp.port={port}", "--ServerApp.port_retries=0", "--IdentityProvider.token=",
+         "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True", "--LabApp.expose_app_in_browser=True",
+         f"--LabApp.workspaces_dir={tmp_path_factory.mktemp('brain-lab-ws')}",
+         f"--LabApp.user_settings_dir={settings}", f"--ServerApp.root_dir={root}", "--LabApp.news_url=",
+         "--LabServerApp.announcements_url="],
+        stdout=log, stderr=subprocess.STDOUT, env=env, cwd=root,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"jupyter lab exited early; see {log.name}")
+        try:
+            with urllib.request.urlopen(f"{base}/api/status", timeout=2) as r:
+                if r.status == 200:
+                    break
+        except OSError:
+            time.sleep(0.3)
+    else:
+        proc.terminate()
+        pytest.fail("jupyter lab did not start within 90 s")
+    yield base, root
+    proc.terminate()
+    try:
+        proc.wait(15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+def _wait_cells(page, count: int, timeout_s: float = 120) -> list[dict]:
+    page.wait_for_function(f"() => window.jupyterapp.shell.currentWidget.content.model.cells.length === {count}",
+                           timeout=timeout_s * 1000)
+    return page.evaluate(JS_CELLS)
+
+
+def _run_cell(page, index: int) -> None:
+    page.evaluate(f"""() => {{
+        const nb = window.jupyterapp.shell.currentWidget.content;
+        nb.activeCellIndex = {index};
+        nb.mode = 'command';
+        window.jupyterapp.commands.execute('notebook:run-cell');
+    }}""")
+
+
+def test_agent_cells_status_bar_highlighting_and_inspector(brain_lab, page):
+    base, root = brain_lab
+    write_notebook(root, "lab_cells.ipynb", [CELLS_SETUP, AGENT, "after = 1"])
+    open_and_run(page, base, "lab_cells.ipynb")
+    cells = _wait_cells(page, 5)
+    wait_idle_after_run(page)
+    # One code cell per run_python call, right below the %%agent cell, marked, with outputs.
+    assert cells[2]["source"] == "nums = [3, 4, 5]\nprint('sum', sum(nums) + 0)"
+    assert cells[3]["source"] == "total = sum(nums) * 2\ntotal"
+    assert cells[4]["source"] == "after = 1" and cells[4]["meta"] is None
+    assert cells[2]["meta"]["session"] and cells[2]["meta"]["turn"] == cells[3]["meta"]["turn"]
+    assert cells[2]["outputs"] >= 1 and cells[3]["outputs"] >= 1
+    assert "sum 12" in page.locator(".jp-Cell").nth(2).locator(".jp-OutputArea").inner_text()
+    screenshot(page, "lab_code_cells")
+
+    # The status bar: session, tokens, cost, context level, pushed after the turn.
+    item = page.locator(".jb-status-item")
+    page.wait_for_function("document.querySelector('.jb-status-item').textContent.includes('tokens')")
+    text = item.inner_text()
+    session = cells[2]["meta"]["session"]
+    assert re.search(rf"{re.escape(session)} · [\d.]+k? tokens · (\$[\d.]+|≈\$[\d.]+|cost n/a) · context ok \d+%",
+                     text), text
+    page.locator(".jp-StatusBar-Widget").screenshot(path=str(screenshot(page, "lab_status_bar")))
+    item.click()
+    dialog = page.locator(".jp-Dialog .jb-dialog-text")
+    dialog.wait_for(timeout=30_000)
+    assert f"session: {session}" in dialog.inner_text()
+    screenshot(page, "lab_status_dialog")
+    page.locator(".jp-Dialog button", has_text="Close").click()
+
+    # The %%agent body is Markdown in the editor: the editor says so, and "# Task" is a
+    # heading (bold), not a Python comment.
+    agent_editor = page.locator(".jp-Cell").nth(1).locator(".cm-editor")
+    assert agent_editor.get_attribute("data-jb-language") == "markdown"
+    assert page.locator(".jp-Cell").nth(0).locator(".cm-editor").get_attribute("data-jb-language") is None
+    heading = agent_editor.locator(".cm-line", has_text="# Task").locator("span").first
+    assert heading.evaluate("e => getComputedStyle(e).fontWeight") in ("700", "bold")
+    assert agent_editor.locator(".jb-magic-word").inner_text() == "%%agent"
+    page.locator(".jp-Cell").nth(1).screenshot(path=str(screenshot(page, "lab_agent_highlight")))
+
+    # Commands, with default shortcuts.
+    bindings = page.evaluate("""() => window.jupyterapp.commands.keyBindings
+        .filter(b => b.command.startsWith('jupyter-brain:')).map(b => b.command)""")
+    assert {"jupyter-brain:insert-agent-cell", "jupyter-brain:fix-cell", "jupyter-brain:show-request"} <= set(bindings)
+
+    # The inspector: the last request, one collapsible section per part with its tokens.
+    page.evaluate("() => window.jupyterapp.commands.execute('jupyter-brain:show-request')")
+    inspector = page.locator(".jb-inspector")
+    inspector.wait_for(timeout=30_000)
+    kinds = inspector.locator(":scope > details").evaluate_all("els => els.map(e => e.dataset.kind)")
+    assert kinds[0] == "system" and "history" in kinds and kinds[-1] == "tools"
+    summaries = inspector.locator(":scope > details > summary").all_inner_texts()
+    assert all(re.search(r"[\d,]+ tokens", s) for s in summaries), summaries
+    inspector.locator("details[data-kind='history'] > summary").click()
+    assert "run_python" in inspector.locator("details[data-kind='history']").inner_text()
+    screenshot(page, "lab_inspector")
+    page.evaluate("() => window.jupyterapp.shell.activateById(document.querySelector('.jp-NotebookPanel').id)")
+
+    # Re-running the same %%agent cell replaces its cells instead of piling up more.
+    _run_cell(page, 1)
+    page.wait_for_function("""() => {
+        const m = window.jupyterapp.shell.currentWidget.content.model;
+        return m.cells.length === 5 && m.cells.get(2).sharedModel.getSource().includes('+ 1)');
+    }""", timeout=120_000)
+    wait_idle_after_run(page)
+    # After an edit of an inserted cell, a re-run asks first.
+    page.evaluate("""() => window.jupyterapp.shell.currentWidget.content.model.cells.get(3)
+        .sharedModel.setSource('total = sum(nums) * 3  # mine\\ntotal')""")
+    _run_cell(page, 1)
+    ask = page.locator(".jp-Dialog", has_text="Replace the cells the agent inserted last time?")
+    ask.wait_for(timeout=120_000)
+    screenshot(page, "lab_replace_dialog")
+    ask.locator("button", has_text="Replace").click()
+    cells = _wait_cells(page, 5)
+    page.wait_for_function("""() => window.jupyterapp.shell.currentWidget.content.model.cells.get(2)
+        .sharedModel.getSource().includes('+ 2)')""", timeout=60_000)
+    cells = page.evaluate(JS_CELLS)
+    assert [c["source"] for c in cells[2:4]] == ["nums = [3, 4, 5]\nprint('sum', sum(nums) + 2)",
+                                                 "total = sum(nums) * 2\ntotal"]
+    wait_idle_after_run(page)
+
+    # The cell context menu has the commands; "Insert agent cell below" starts a Markdown-
+    # highlighted %%agent cell.
+    page.locator(".jp-Cell").nth(4).locator(".jp-InputArea-prompt").click(button="right")
+    menu = page.locator(".lm-Menu")
+    menu.wait_for()
+    labels = menu.locator(".lm-Menu-itemLabel").all_inner_texts()
+    assert {"Insert agent cell below", "Fix the error in this cell", "Show what the agent sent"} <= set(labels)
+    screenshot(page, "lab_context_menu")
+    menu.locator(".lm-Menu-item", has_text="Insert agent cell below").click()
+    page.wait_for_function("() => window.jupyterapp.shell.currentWidget.content.model.cells.length === 6")
+    assert page.evaluate(JS_CELLS)[5]["source"] == "%%agent\n"
+    editor = page.locator(".jp-Cell").nth(5).locator(".cm-editor")
+    page.wait_for_function("() => document.querySelectorAll('.jp-Cell')[5]"
+                           ".querySelector('.cm-editor').dataset.jbLanguage === 'markdown'")
+    assert editor.get_attribute("data-jb-language") == "markdown"
+
+
+def test_fix_with_agent_button_shows_a_diff_and_applies_it(brain_lab, page):
+    base, root = brain_lab
+    write_notebook(root, "lab_fix.ipynb", [FIX_SETUP, FAILING])
+    open_and_run(page, base, "lab_fix.ipynb")
+    wait_idle_after_run(page)
+    button = page.locator(".jp-Cell").nth(1).locator(".jb-fix-button")
+    button.wait_for(timeout=60_000)
+    assert "ZeroDivisionError" in page.locator(".jp-Cell").nth(1).locator(".jp-OutputArea").inner_text()
+    assert page.locator(".jp-Cell").nth(0).locator(".jb-fix-button").count() == 0
+    screenshot(page, "lab_fix_button")
+    button.click()
+    dialog = page.locator(".jp-Dialog", has_text="Proposed fix")
+    dialog.wait_for(timeout=120_000)
+    assert "ZeroDivisionError" in dialog.inner_text()
+    assert dialog.locator(".jb-diff-del").inner_text().strip() == "-y = x / 0"
+    assert dialog.locator(".jb-diff-add").inner_text().strip() == "+y = x / 2"
+    screenshot(page, "lab_fix_diff")
+    dialog.locator("button", has_text="Apply").click()
+    page.wait_for_function("""() => window.jupyterapp.shell.currentWidget.content.model.cells.get(1)
+        .sharedModel.getSource() === 'x = 10\\ny = x / 2\\n'""", timeout=30_000)
+    assert page.evaluate("() => window.jupyterapp.shell.currentWidget.content.model.cells.length") == 2
+    screenshot(page, "lab_fix_applied")
+
+
+def test_after_a_page_reload_the_extension_reconnects_to_the_kernel(brain_lab, page):
+    base, root = brain_lab
+    write_notebook(root, "lab_reload.ipynb", ["%load_ext jupyter_brain"])
+    open_and_run(page, base, "lab_reload.ipynb")
+    wait_idle_after_run(page)
+    kernel_id = page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.id")
+    # A reload drops the comm %load_ext opened; the extension opens one to the kernel's target.
+    page.goto(f"{base}/lab/tree/lab_reload.ipynb")
+    page.wait_for_function("""() => {
+        const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+        const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
+        return k && k.status === 'idle';
+    }""", timeout=90_000)
+    assert page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.id") == kernel_id
+    page.locator(".jb-status-item").click()
+    dialog = page.locator(".jp-Dialog .jb-dialog-text")
+    dialog.wait_for(timeout=30_000)
+    assert "session: default" in dialog.inner_text()
