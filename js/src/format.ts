@@ -99,25 +99,3 @@ export function prettyJson(value: unknown): string {
 export function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? "" : "s"}`;
 }
-
-/** [label, text] of a strategy step dict (a StrategyStep dumped: `kind` + fields). */
-export function strategyText(data: Record<string, unknown>): [string, string] {
-  const kind = String(data.kind ?? "step");
-  let label = typeof data.label === "string" && data.label ? data.label : STRATEGY_LABEL[kind] ?? kind;
-  const str = (v: unknown) => (v === undefined || v === null ? "" : String(v));
-  let text: string;
-  if (kind === "action") {
-    const args = data.args;
-    const hasArgs = args !== undefined && args !== null && !(typeof args === "object" && Object.keys(args).length === 0);
-    text = `${str(data.tool)}(${hasArgs ? JSON.stringify(args) : ""})`;
-  } else if (kind === "reflection") {
-    text = str(data.critique) + (data.revised_plan ? ` → revised plan: ${str(data.revised_plan)}` : "");
-  } else if (kind === "branch") {
-    label = `Branch ${str(data.branch_id ?? "?")}`;
-    const score = Number(data.score ?? 0).toFixed(2);
-    text = `score ${score}${data.selected ? " (selected)" : ""}: ${str(data.thought)}`;
-  } else {
-    text = str(data.text ?? data.thought);
-  }
-  return [label, text];
-}

@@ -5,6 +5,7 @@
 // and subscribes to live batches before any message can be missed (a listener added in
 // `render()` misses the first ones); each `render()` paints from the store and follows it.
 import type { AnyModel, Initialize, Render } from "@anywidget/types";
+import { warmUp } from "./markdown";
 import { isBatch, type ModelState } from "./protocol";
 import { AgentRenderer } from "./renderer";
 import { EventStore } from "./store";
@@ -23,6 +24,7 @@ export function createWidget(): AgentWidget {
   let store: EventStore | null = null;
 
   const initialize: Initialize<ModelState> = ({ model }) => {
+    warmUp();
     const s = new EventStore();
     store = s;
     syncFromModel(s, model);
@@ -48,7 +50,8 @@ export function createWidget(): AgentWidget {
       syncFromModel(store, model);
     }
     // Clicks on approval cards go to the kernel, which reads them while the turn waits.
-    const view = new AgentRenderer(el, { send: (msg) => model.send(msg) });
+    const fold = model.get("fold") === "never" ? "never" : "auto";
+    const view = new AgentRenderer(el, { send: (msg) => model.send(msg), fold });
     view.reset(store.events.slice());
     const unsubscribe = store.subscribe(view);
     return () => {

@@ -59,3 +59,36 @@ export function sanitize(html: string): string {
 export function renderMarkdown(src: string): string {
   return sanitize(marked.parse(src, { async: false }) as string);
 }
+
+/** Python source as highlighted HTML (highlight.js escapes the text it does not colour). */
+export function highlightPython(code: string): string {
+  return hljs.highlight(code, { language: "python", ignoreIllegals: true }).value;
+}
+
+/** The first Markdown render of a page compiles marked's, DOMPurify's and highlight.js's
+ *  regexes and code (tens of ms, more on a busy machine). Do that ahead, one library per
+ *  task while the page is idle, so the first streamed answer does not pay it in one task. */
+let warmed = false;
+
+export function warmUp(): void {
+  if (warmed) return;
+  warmed = true;
+  const later = (fn: () => void) =>
+    typeof requestIdleCallback === "function" ? requestIdleCallback(() => fn(), { timeout: 500 }) : setTimeout(fn, 0);
+  const steps = [
+    () => marked.parse("# a\n\n**b** _c_ `d` [e](https://f.org)\n\n- g\n\n> h\n\n| i | j |\n|---|---|\n| k | l |\n", { async: false }),
+    () => sanitize('<p><a href="https://f.org">a</a> <strong>b</strong></p><pre><code>c</code></pre>'),
+    () => highlightPython("def f(x):\n    return [x * 2 for x in range(3)]  # c\n"),
+  ];
+  const next = (): void => {
+    const step = steps.shift();
+    if (step === undefined) return;
+    try {
+      step();
+    } catch {
+      // Only a warm-up: the real render reports its own errors.
+    }
+    later(next);
+  };
+  later(next);
+}

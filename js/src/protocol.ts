@@ -21,6 +21,8 @@ export interface ModelState {
   transcript: AgentEvent[];
   transcript_n: number;
   epoch: number;
+  /** AgentMagics.fold: "auto" folds a finished turn's steps, "never" keeps them open. */
+  fold?: string;
 }
 
 export function isBatch(msg: unknown): msg is Batch {

@@ -1,25 +1,28 @@
 // Paints events into one view's DOM, incrementally: every event appends to or updates
 // the block it belongs to; nothing already shown is rebuilt (except the Markdown of the
-// answer block still streaming, throttled).
-import { h } from "./dom";
+// text block still streaming, throttled).
+//
+// A turn reads answer first: the user's message, the answer (Markdown) and its sources,
+// errors and approval cards, then the process — its steps stream open in a native
+// <details> while the turn runs, and fold into one summary line when it ends
+// (`fold: "never"` keeps them open). Each thing is shown once: the answer is moved out of
+// the last step, strategy rows replace the text they were parsed from, and a failed
+// turn's stop message is not repeated under its error card.
+import { h, setText } from "./dom";
+import { cost, duration, plural, STATUS_ICON, STATUS_LABEL } from "./format";
 import { renderMarkdown } from "./markdown";
 import { ApprovalCard, contextMarker, type SendFn } from "./parts/approval";
-import {
-  compactionMarker,
-  errorCard,
-  reflectionCard,
-  refusalCard,
-  retryMarker,
-  strategyRow,
-  thinkingPhaseCard,
-  turnEndBanner,
-} from "./parts/cards";
+import { compactionMarker, errorCard, reflectionCard, refusalCard, retryMarker, thinkingPhaseCard } from "./parts/cards";
+import { contextPackCard, fallbackLine, memoryCard, sourcesList } from "./parts/context";
 import { Footer, Header } from "./parts/header";
-import { type MarkdownFn, TextBlock } from "./parts/text";
-import { ThinkingBlock } from "./parts/thinking";
-import { ToolTimeline } from "./parts/tools";
+import { StepView } from "./parts/step";
+import type { StrategyContext } from "./parts/strategy";
+import type { MarkdownFn } from "./parts/text";
+import { TotTree } from "./parts/tot_tree";
 import type { AgentEvent, EventOf } from "./protocol";
 import type { StoreListener } from "./store";
+
+export type FoldMode = "auto" | "never";
 
 export interface RendererOptions {
   markdown?: MarkdownFn;
@@ -28,124 +31,71 @@ export interface RendererOptions {
   now?: () => number;
   /** Sends the approval buttons' clicks to the kernel; null where no kernel listens. */
   send?: SendFn | null;
+  /** "auto": a finished turn's steps fold under its summary line; "never": stay open. */
+  fold?: FoldMode;
+  /** Draw Tree-of-Thoughts branches as the shared tree in the steps (false: the host
+   *  shows the tree elsewhere, so the steps leave them out). */
+  totTree?: boolean;
 }
 
-type FlowBlock = TextBlock | ThinkingBlock | HTMLElement;
+/** Statuses whose turn has an answer to put first (the process can fold under it). */
+const ANSWERED = new Set(["completed", "refused"]);
+const SOURCES_MD = "\n\n**Sources**\n\n";
 
-/** One step's section: blocks in arrival order, one tool timeline. */
-class StepView {
-  readonly el: HTMLElement;
-  private readonly flow: HTMLDivElement;
-  private last: FlowBlock | null = null;
-  private thinking: ThinkingBlock | null = null;
-  tools: ToolTimeline | null = null;
-  private strategyList: HTMLDivElement | null = null;
-
-  constructor(
-    readonly step: number,
-    private readonly opts: Required<RendererOptions>,
-  ) {
-    this.flow = h("div", "jb-step-flow");
-    this.el = h("section", { class: "jb-step", "data-step": String(step) }, h("div", "jb-step-label", `Step ${step}`), this.flow);
-  }
-
-  /** Add a block after the others; the text block streaming so far is final. */
-  private add(block: FlowBlock): void {
-    this.closeText();
-    this.flow.append(block instanceof HTMLElement ? block : block.el);
-    this.last = block;
-  }
-
-  closeText(): void {
-    if (this.last instanceof TextBlock && !this.last.closed) this.last.close();
-  }
-
-  text(delta: string): void {
-    if (!(this.last instanceof TextBlock) || this.last.closed) {
-      this.add(new TextBlock(this.opts.markdown, this.opts.throttleMs));
-    }
-    (this.last as TextBlock).append(delta);
-  }
-
-  think(delta: string): void {
-    if (this.thinking === null || this.thinking.ended || this.last !== this.thinking) {
-      this.thinking = new ThinkingBlock();
-      this.add(this.thinking);
-    }
-    this.thinking.append(delta);
-  }
-
-  thinkingEnd(): void {
-    this.thinking?.end();
-  }
-
-  timeline(): ToolTimeline {
-    if (this.tools === null) {
-      this.tools = new ToolTimeline();
-      this.add(this.tools.el);
-    }
-    return this.tools;
-  }
-
-  strategy(e: EventOf<"strategy_step">): void {
-    if (this.strategyList === null || this.last !== this.strategyList) {
-      this.strategyList = h("div", "jb-strategy");
-      this.add(this.strategyList);
-    }
-    this.strategyList.append(strategyRow(e));
-  }
-
-  card(el: HTMLElement): void {
-    this.add(el);
-  }
-
-  /** A retry: everything the failed attempt showed stays, struck through as discarded;
-   *  the next attempt starts fresh blocks below it. */
-  discard(): void {
-    this.closeText();
-    for (const child of Array.from(this.flow.children)) {
-      if (!child.classList.contains("jb-retry")) child.classList.add("jb-discarded");
-    }
-    this.last = null;
-    this.thinking = null;
-    this.tools = null;
-    this.strategyList = null;
-  }
-
-  hasText(): boolean {
-    return this.flow.querySelector(".jb-text:not(.jb-discarded)") !== null;
-  }
-
-  dispose(): void {
-    if (this.last instanceof TextBlock) this.last.dispose();
-  }
+/** "3 steps · 2 tools · 1 reflection · 12.4 s · $0.0123". */
+export function summaryText(e: EventOf<"turn_end">): string {
+  const parts = [plural(e.steps ?? 0, "step")];
+  if (e.tool_calls) parts.push(plural(e.tool_calls, "tool"));
+  if (e.reflections) parts.push(plural(e.reflections, "reflection"));
+  parts.push(duration(e.duration_ms ?? 0));
+  if (e.cost_usd !== null && e.cost_usd !== undefined) parts.push(cost(e.cost_usd));
+  return parts.join(" · ");
 }
 
-/** One turn: the user's message, its steps and turn-level cards, the end banner. */
+/** One turn: the user's message, the answer slot, pinned cards, the folding process. */
 class TurnView {
   readonly el: HTMLElement;
   private readonly steps = new Map<number, StepView>();
+  private readonly answer = h("div", { class: "jb-answer", hidden: "" });
+  private readonly sources = h("div", { class: "jb-answer-sources", hidden: "" });
+  private readonly pinned = h("div", "jb-pinned");
+  private readonly process: HTMLDetailsElement;
+  private readonly summary: HTMLElement;
   private readonly flow: HTMLDivElement;
   private readonly approvals = new Map<string, ApprovalCard>();
-  private sawText = false;
+  private readonly strategy: StrategyContext;
+  private tree: TotTree | null = null;
+  private fatalShown = false;
+  private cited = false;
+  private toolsDone = 0;
+  private current = 0;
 
   constructor(
     e: EventOf<"turn_start">,
     private readonly opts: Required<RendererOptions>,
   ) {
     this.flow = h("div", "jb-turn-flow");
+    this.summary = h("summary", "jb-process-summary", h("span", "jb-process-live", "Working…"));
+    this.process = h("details", { class: "jb-process", open: "" }, this.summary, this.flow);
+    this.strategy = {
+      markdown: opts.markdown,
+      tot: () => (opts.totTree ? (this.tree ??= new TotTree({ markdown: opts.markdown })) : null),
+    };
     this.el = h(
       "div",
-      "jb-turn",
+      "jb-turn jb-running",
       e.user_message ? h("div", "jb-user", h("span", "jb-user-label", "You"), h("div", "jb-user-text", e.user_message)) : null,
-      this.flow,
+      this.answer,
+      this.sources,
+      this.pinned,
+      this.process,
     );
   }
 
   private step(n: number): StepView {
     let step = this.steps.get(n);
     if (step === undefined) {
-      step = new StepView(n, this.opts);
+      step = new StepView(n, { markdown: this.opts.markdown, throttleMs: this.opts.throttleMs, strategy: this.strategy });
       this.steps.set(n, step);
       this.flow.append(step.el);
     }
@@ -153,18 +103,25 @@ class TurnView {
   }
 
   /** Cards with step 0 (before any model call) sit at turn level. */
-  private card(step: number, el: HTMLElement): void {
+  private card(step: number, el: HTMLElement | null): void {
+    if (el === null) return;
     if (step > 0) this.step(step).card(el);
     else this.flow.append(el);
+  }
+
+  private live(): void {
+    const tools = this.toolsDone ? ` · ${plural(this.toolsDone, "tool")}` : "";
+    setText(this.summary, `Working… step ${this.current}${tools}`);
   }
 
   apply(e: AgentEvent): void {
     switch (e.type) {
       case "step_start":
         this.step(e.step);
+        this.current = e.step;
+        this.live();
         break;
       case "text_delta":
-        this.sawText = true;
         this.step(e.step).text(e.text);
         break;
       case "thinking_delta":
@@ -184,6 +141,8 @@ class TurnView {
         break;
       case "tool_call_end":
         this.step(e.step).timeline().end(e);
+        this.toolsDone += 1;
+        this.live();
         break;
       case "reflection":
         this.card(e.step, reflectionCard(e, this.opts.markdown));
@@ -192,10 +151,11 @@ class TurnView {
         this.step(e.step).strategy(e);
         break;
       case "error":
-        this.card(e.step ?? 0, errorCard(e));
+        // Errors never fold away: they sit above the process.
+        this.fatalShown ||= e.recoverable === false;
+        this.pinned.append(errorCard(e));
         break;
       case "retry": {
-        this.sawText = false; // the failed attempt's text is discarded
         const step = this.step(e.step);
         step.discard();
         step.card(retryMarker(e));
@@ -210,6 +170,24 @@ class TurnView {
       case "context_warning":
         this.card(e.step ?? 0, contextMarker(e));
         break;
+      case "memory_recall":
+        this.card(e.step ?? 0, memoryCard(e));
+        break;
+      case "context_pack":
+        this.card(e.step ?? 0, contextPackCard(e));
+        break;
+      case "provider_fallback":
+        this.card(e.step ?? 0, fallbackLine(e));
+        break;
+      case "citations": {
+        const list = sourcesList(e);
+        this.cited = true;
+        if (list !== null) {
+          this.sources.replaceChildren(list);
+          this.sources.hidden = false;
+        }
+        break;
+      }
       case "approval_request": {
         // The card sits in the row of the call it asks about.
         const card = new ApprovalCard(e, this.opts.send);
@@ -232,17 +210,51 @@ class TurnView {
     }
   }
 
+  private showAnswer(el: HTMLElement, cls: string): void {
+    el.classList.add(...cls.split(" "));
+    this.answer.replaceChildren(el);
+    this.answer.hidden = false;
+  }
+
+  private markdownAnswer(src: string, cls: string): void {
+    let text = src;
+    const at = this.cited ? text.lastIndexOf(SOURCES_MD) : -1;
+    if (at >= 0) text = text.slice(0, at); // the Sources list shows them
+    if (!text.trim()) return;
+    const div = h("div", "jb-text jb-md");
+    div.innerHTML = this.opts.markdown(text);
+    this.showAnswer(div, cls);
+  }
+
   private end(e: EventOf<"turn_end">): void {
     for (const s of this.steps.values()) s.closeText();
     if (e.status === "refused") {
-      this.flow.append(refusalCard(e));
-    } else if (!this.sawText && e.text) {
-      // A non-streaming provider: the answer only arrives with the turn's end.
-      const answer = h("div", "jb-text jb-md jb-final");
-      answer.innerHTML = this.opts.markdown(e.text);
-      this.flow.append(answer);
+      this.showAnswer(refusalCard(e), "jb-answer-refusal");
+    } else if (e.status === "completed") {
+      const last = [...this.steps.values()].pop();
+      const taken = last?.takeAnswer() ?? { el: null, source: "" };
+      if (taken.el !== null) this.showAnswer(taken.el, "jb-final");
+      else if (e.text) this.markdownAnswer(e.text, "jb-final");
+    } else if (e.text && !(e.status === "error" && this.fatalShown)) {
+      // Why the turn stopped (the error card says it already for a failed turn).
+      this.markdownAnswer(e.text, "jb-stopped");
     }
-    this.el.append(turnEndBanner(e));
+    const label = e.status === "completed" ? "" : STATUS_LABEL[e.status] ?? e.status;
+    this.summary.replaceChildren(
+      h(
+        "span",
+        { class: `jb-turn-end jb-status-${e.status}`, role: e.status === "completed" ? "status" : "alert" },
+        h("span", "jb-turn-end-icon", STATUS_ICON[e.status] ?? "■"),
+        label ? h("span", "jb-turn-end-label", label) : null,
+        h("span", "jb-turn-end-detail", summaryText(e)),
+      ),
+    );
+    if (this.opts.fold === "auto" && ANSWERED.has(e.status)) {
+      this.process.open = false;
+      // Approval cards stay in sight, above the folded steps.
+      for (const s of this.steps.values()) for (const card of s.tools?.approvals() ?? []) this.pinned.append(card);
+    }
+    this.el.classList.remove("jb-running");
     this.el.classList.add("jb-ended", `jb-status-${e.status}`);
   }
 
@@ -251,6 +263,13 @@ class TurnView {
   }
 }
 
+/** A reset with more events than this paints in slices of SLICE_MS, so a long turn
+ *  (a new view of it, a reopened output) never blocks the page in one long task. Live
+ *  batches paint in such slices too: a fast stream can bring several whole steps in one
+ *  batch (each a Markdown render and a highlighted tool call), too much for one task. */
+export const SYNC_EVENTS = 500;
+const SLICE_MS = 12;
+
 export class AgentRenderer implements StoreListener {
   readonly root: HTMLDivElement;
   private readonly body: HTMLDivElement;
@@ -258,6 +277,10 @@ export class AgentRenderer implements StoreListener {
   private footer: Footer;
   private turns: TurnView[] = [];
   private readonly opts: Required<RendererOptions>;
+  /** Events still to paint (a sliced reset); later appends wait behind them. */
+  private backlog: AgentEvent[] = [];
+  private next = 0;
+  private timer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(host: HTMLElement, options: RendererOptions = {}) {
     this.opts = {
@@ -265,6 +288,8 @@ export class AgentRenderer implements StoreListener {
       throttleMs: options.throttleMs ?? 50,
       now: options.now ?? Date.now,
       send: options.send ?? null,
+      fold: options.fold === "never" ? "never" : "auto",
+      totTree: options.totTree ?? true,
     };
     this.header = new Header(this.opts.now);
     this.footer = new Footer();
@@ -280,11 +305,41 @@ export class AgentRenderer implements StoreListener {
     this.body.replaceChildren();
     this.root.replaceChildren(this.header.el, this.body, this.footer.el);
     this.turns = [];
-    this.append(events);
+    this.backlog = [];
+    this.next = 0;
+    if (events.length > SYNC_EVENTS) {
+      this.backlog = events.slice();
+      this.pump();
+    } else {
+      this.append(events);
+    }
   }
 
   append(events: AgentEvent[]): void {
-    for (const e of events) this.apply(e);
+    if (this.next < this.backlog.length) {
+      for (const e of events) this.backlog.push(e);
+      return;
+    }
+    // What one slice can paint shows now; the rest follows after the page had a turn.
+    this.backlog = events.slice();
+    this.next = 0;
+    this.pump();
+  }
+
+  /** Paint backlog events for one slice, then yield to the page. */
+  private pump(): void {
+    this.timer = null;
+    const until = performance.now() + SLICE_MS;
+    while (this.next < this.backlog.length) {
+      this.apply(this.backlog[this.next++]);
+      if (performance.now() > until) break;
+    }
+    if (this.next < this.backlog.length) {
+      this.timer = setTimeout(() => this.pump(), 0);
+    } else {
+      this.backlog = [];
+      this.next = 0;
+    }
   }
 
   private apply(e: AgentEvent): void {
@@ -307,6 +362,8 @@ export class AgentRenderer implements StoreListener {
   }
 
   private disposeParts(): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
     this.header.dispose();
     for (const t of this.turns) t.dispose();
   }

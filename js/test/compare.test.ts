@@ -3,7 +3,6 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import createCompareWidget from "../src/compare/index";
 import type { BranchData, CompareState } from "../src/compare/protocol";
 import { SummaryTable, meanSpread, sortRows } from "../src/compare/table";
-import { buildTree, renderTree } from "../src/compare/tot";
 import type { AgentEvent } from "../src/protocol";
 import { MockModel } from "./fixtures";
 
@@ -62,28 +61,6 @@ const branches: BranchData[] = [
   { branch_id: 2, thought: "plot line", score: 0.7, decision_point: 2, selected: false },
   { branch_id: 2, thought: "", score: 0.7, decision_point: 2, selected: true },
 ];
-
-describe("tree of thoughts", () => {
-  it("groups candidates by decision point with selected and pruned ones", () => {
-    const tree = buildTree(branches, 0.4);
-    expect(tree.map((p) => p.point)).toEqual([1, 2]);
-    expect(tree[0].candidates.map((c) => [c.id, c.state])).toEqual([[1, "selected"], [2, "pruned"], [3, "open"]]);
-    expect(tree[1].candidates.map((c) => [c.id, c.state, c.thought])).toEqual([
-      [1, "pruned", "plot bars"],
-      [2, "selected", "plot line"],
-    ]);
-  });
-
-  it("renders the path highlighted and pruned candidates marked", () => {
-    const el = renderTree("tot#1", { threshold: 0.4, branches });
-    expect([...el.querySelectorAll(".jb-tot-selected .jb-tot-thought")].map((e) => e.textContent)).toEqual([
-      "Candidate 1: groupby",
-      "Candidate 2: plot line",
-    ]);
-    expect(el.querySelectorAll(".jb-tot-pruned").length).toBe(2);
-    expect(el.querySelector('.jb-tot-point[data-point="1"] .jb-tot-pruned .jb-tot-score')?.textContent).toBe("0.30");
-  });
-});
 
 function compareModel(state: Partial<CompareState>) {
   const model = new MockModel({ columns: [], epoch: 0, runs: 1, rows: [], summary: [], trees: {}, winner: "", comparison_id: "", prompt: "q", ...state });
@@ -156,6 +133,72 @@ describe("compare widget", () => {
     model.commit({ trees: { "tot#1": { threshold: 0.4, branches } } });
     expect(el.querySelectorAll(".jb-tot-point").length).toBe(2);
     expect(el.querySelectorAll(".jb-tot-selected").length).toBe(2);
+  });
+});
+
+describe("compare layout", () => {
+  const tot = (text: string): AgentEvent[] => [
+    { type: "turn_start", session_id: "s", user_message: "q", strategy: "tot" },
+    { type: "step_start", step: 1 },
+    ...branches.map((b): AgentEvent => ({ type: "strategy_step", step: 1, strategy: "Tree-of-Thoughts", data: { kind: "branch", ...b } })),
+    { type: "text_delta", step: 1, text: `Candidate 1: …\nFinal Answer: ${text}` },
+    { type: "strategy_step", step: 1, strategy: "Tree-of-Thoughts", data: { kind: "final_answer", text } },
+    { type: "tool_call_end", step: 1, call_id: "c1", name: "run_python", status: "ok", duration_ms: 3 },
+    { type: "usage", step: 1, input_tokens: 1200, output_tokens: 80, cost_usd: 0.0123 },
+    { type: "turn_end", session_id: "s", status: "completed", text: `Candidate 1: …\nFinal Answer: ${text}`, input_tokens: 1200, output_tokens: 80, cost_usd: 0.0123 },
+  ];
+
+  it("puts the table on top, then columns whose sections come in one order", () => {
+    const { el } = compareModel({ columns: [
+      { key: "tot#1", strategy: "tot", run: 1, transcript: tot("It is **42**."), n: 12 },
+      { key: "react#1", strategy: "react", run: 1, transcript: turn("plain"), n: 3 },
+    ] });
+    const view = el.querySelector(".jb-compare-view") as HTMLElement;
+    const order = [...view.children].map((c) => c.className);
+    expect(order.indexOf("jb-compare-table-wrap")).toBeLessThan(order.indexOf("jb-compare-scroll"));
+    for (const col of el.querySelectorAll(".jb-compare-column")) {
+      expect([...col.children].map((c) => (c as HTMLElement).dataset.section)).toEqual([
+        "head", "answer", "steps", "tree", "tools", "tokens", "cost",
+      ]);
+    }
+    const column = el.querySelector('.jb-compare-column[data-key="tot#1"]') as HTMLElement;
+    const answer = column.querySelector('[data-section="answer"] .jb-compare-answer-body') as HTMLElement;
+    // The strategy's final answer, rendered, without the labelled text it was parsed from.
+    expect(answer.querySelector("strong")?.textContent).toBe("42");
+    expect(answer.textContent).not.toContain("Candidate");
+    expect(column.querySelector('[data-section="tools"]')?.textContent).toContain("✓ run_python");
+    expect(column.querySelector('[data-section="tokens"]')?.textContent).toContain("in 1,200 · out 80");
+    expect(column.querySelector('[data-section="cost"]')?.textContent).toContain("$0.0123");
+    // The tree, nested, from the column's own strategy steps.
+    const tree = column.querySelector('[data-section="tree"] .jb-tot') as HTMLElement;
+    expect(tree.querySelectorAll(".jb-tot-selected").length).toBe(2);
+    expect(tree.querySelector(".jb-tot-branch-selected .jb-tot-point")).not.toBeNull();
+    const react = el.querySelector('.jb-compare-column[data-key="react#1"]') as HTMLElement;
+    expect(react.querySelector('[data-section="tree"]')?.classList.contains("jb-compare-empty")).toBe(true);
+    expect(react.querySelector('[data-section="tools"]')?.textContent).toContain("none");
+    expect(react.querySelector('[data-section="answer"]')?.textContent).toContain("running…");
+  });
+
+  it("uses the finished row's totals and highlights the winner's column and table row", () => {
+    const { model, el } = compareModel({ columns: [
+      { key: "react#1", strategy: "react", run: 1, transcript: turn("a"), n: 3 },
+      { key: "cot#1", strategy: "cot", run: 1, transcript: turn("b"), n: 3 },
+    ] });
+    model.commit({ rows: [
+      { strategy: "react", run: 1, status: "completed", steps: 1, input_tokens: 10, output_tokens: 2, cost_usd: null },
+      { strategy: "cot", run: 1, status: "completed", steps: 1, input_tokens: 30, output_tokens: 4, cost_usd: 0.5 },
+    ] });
+    const cot = el.querySelector('.jb-compare-column[data-key="cot#1"]') as HTMLElement;
+    expect(cot.querySelector('[data-section="tokens"]')?.textContent).toContain("in 30 · out 4");
+    expect(cot.querySelector('[data-section="cost"]')?.textContent).toContain("$0.5000");
+    expect(el.querySelector('.jb-compare-column[data-key="react#1"] [data-section="cost"]')?.textContent).toContain("—");
+    expect(el.querySelector("tr.jb-row-best")).toBeNull();
+    model.commit({ winner: "cot" });
+    expect(cot.classList.contains("jb-compare-best")).toBe(true);
+    expect([...el.querySelectorAll("tr.jb-row-best")].map((r) => r.getAttribute("data-strategy"))).toEqual(["cot"]);
+    // Sorting keeps the highlight.
+    (el.querySelector('th[data-key="strategy"]') as HTMLElement).click();
+    expect([...el.querySelectorAll("tr.jb-row-best")].map((r) => r.getAttribute("data-strategy"))).toEqual(["cot"]);
   });
 });
 

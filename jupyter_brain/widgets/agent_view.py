@@ -10,7 +10,7 @@ Two channels to the browser, because the measured facts in DESIGN.md demand it:
 * **Durable transcript** — the synced ``transcript`` trait (compact entries, linear in the
   text) with ``transcript_n`` (raw events folded in) and ``epoch`` (bumped by ``replay``/
   ``reset``), committed under ``hold_sync()`` at step ends (at most every
-  ``COMMIT_INTERVAL_S``) and at turn end. Later views and re-opened notebooks paint from
+  ``commit_interval``, which grows with the transcript) and at turn end. Later views and re-opened notebooks paint from
   it; a browser that missed batches resyncs from it.
 
 ``start``/``end`` count raw events, so the front-end knows which batches a transcript
@@ -31,6 +31,7 @@ import traitlets as t
 
 from jupyter_brain.agent.events import EventBase
 from jupyter_brain.agent.redact import Redactor, redact_value
+from jupyter_brain.settings import FOLD_CHOICES
 
 from ._batching import FLUSH_INTERVAL_S, FlushScheduler, TimerFactory
 from ._fold import Compactor, Entry, Transcript
@@ -41,6 +42,15 @@ __all__ = ["COMMIT_DELAY_S", "COMMIT_INTERVAL_S", "FLUSH_INTERVAL_S", "AgentView
 
 COMMIT_INTERVAL_S = 0.5  # transcript commits at step ends: ≤ 2 state updates/s
 COMMIT_DELAY_S = 0.1  # a step end's commit waits this long, in case the turn ends now
+# Each commit re-sends the whole transcript, which the browser parses and diffs on its main
+# thread: past this many entries the interval grows with the transcript (a 200-step turn
+# commits every few seconds, not twice a second), so the total sent stays near linear.
+COMMIT_GROWTH_ENTRIES = 250
+
+
+def commit_interval(entries: int) -> float:
+    """Seconds between two step-end commits of a transcript of ``entries`` entries."""
+    return COMMIT_INTERVAL_S * max(1.0, entries / COMMIT_GROWTH_ENTRIES)
 
 STATIC = Path(__file__).resolve().parent.parent / "static"
 
@@ -84,6 +94,8 @@ class AgentView(anywidget.AnyWidget):
     think_level = t.Unicode("").tag(sync=True)
     strategy = t.Unicode("").tag(sync=True)
     usage = t.Dict().tag(sync=True)
+    # "auto": a finished turn's steps fold under one summary line; "never": they stay open.
+    fold = t.Enum(FOLD_CHOICES, default_value="auto").tag(sync=True)
 
     @property
     def _esm(self) -> str:  # read at construction, so a missing bundle fails there, clearly
@@ -147,7 +159,8 @@ class AgentView(anywidget.AnyWidget):
                 return
             if etype == "step_end" and self._batch.due_at is None:
                 # Deferred a little, so a turn end right after makes it one commit, not two.
-                self._batch.due_at = max(now + COMMIT_DELAY_S, self._last_commit + COMMIT_INTERVAL_S)
+                interval = commit_interval(len(self._durable))
+                self._batch.due_at = max(now + COMMIT_DELAY_S, self._last_commit + interval)
             self._batch.poke(now)
 
     def replay(self, events: Iterable[EventBase | Entry]) -> AgentView:

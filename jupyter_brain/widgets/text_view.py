@@ -1,6 +1,8 @@
 """Plain renderings of the event stream: ``TextView`` streams text to a file (terminal
 IPython, no widget front-end), ``events_to_markdown`` writes a readable transcript
-(nbconvert, logs, ``AgentView.to_markdown``)."""
+(nbconvert, logs, ``AgentView.to_markdown``). Both show each thing once, as the AgentView
+does (``_answer.py``); the transcript also puts the answer first, then the summary line
+and the steps."""
 
 from __future__ import annotations
 
@@ -8,9 +10,11 @@ import sys
 from collections.abc import Iterable
 from typing import TextIO
 
+from jupyter_brain.agent.citations import sources_markdown
 from jupyter_brain.agent.events import EventBase
 
 from . import _format as fmt
+from ._answer import code_argument, output_note, outputs_markdown, plan_turn, preamble, split_turns
 from ._fold import Entry, as_entry, fold
 from ._header import Header
 
@@ -19,7 +23,7 @@ def _usage_line(h: Header) -> str:
     return (
         f"tokens in {fmt.tokens(h.input_tokens)} / out {fmt.tokens(h.output_tokens)}"
         f" / cache read {fmt.tokens(h.cache_read_tokens)}"
-        f" / cache write {fmt.tokens(h.cache_creation_tokens)} · cost {fmt.cost(h.cost_usd)}"
+        f" / cache write {fmt.tokens(h.cache_creation_tokens)}"
         + (f" · {fmt.ESTIMATED_MARK} (the server reported no usage)" if h.usage_estimated else "")
     )
 
@@ -33,16 +37,43 @@ def _figures(e: Entry) -> str:
     return f"{n} figure{'s' * (n != 1)} (shown to the model)" if n else ""
 
 
+def _context_pack_line(e: Entry) -> str:
+    """``Context pack: 3 passages (a.py:10, nb.ipynb#cell-2, …)``."""
+    anchors = [str(p.get("anchor", "")) for p in e.get("passages") or []]
+    shown = ", ".join(anchors[:4]) + (", …" if len(anchors) > 4 else "")
+    return f"Context pack: {len(anchors)} passage{'s' * (len(anchors) != 1)}" + (f" ({shown})" if shown else "")
+
+
+def _source_items(e: Entry) -> list[str]:
+    """A Citations event's sources: workspace anchors, then web pages (title — url)."""
+    items = [str(a) for a in e.get("local") or []]
+    items += [f"{w.get('title') or w.get('url', '')} — {w.get('url', '')}" for w in e.get("web") or []]
+    return items
+
+
 def _end_line(h: Header, e: Entry) -> str:
+    """The process summary: ``✓ completed · 4 steps · 3 tools · 1 reflection · 12.4 s · $0.0123``."""
     icon = fmt.STATUS_ICON.get(e["status"], "■")
     label = fmt.STATUS_LABEL.get(e["status"], e["status"])
     parts = [f"{icon} {label}", f"{h.steps} step{'s' * (h.steps != 1)}"]
     if h.tool_calls:
-        parts.append(f"{h.tool_calls} tool call{'s' * (h.tool_calls != 1)}")
+        parts.append(f"{h.tool_calls} tool{'s' * (h.tool_calls != 1)}")
     if h.reflections:
         parts.append(f"{h.reflections} reflection{'s' * (h.reflections != 1)}")
     parts.append(fmt.duration(e.get("duration_ms", 0.0)))
+    if h.cost_usd is not None:
+        parts.append(fmt.cost(h.cost_usd))
     return " · ".join(parts)
+
+
+def _memory_line(m: dict) -> str:
+    """One recalled memory: its id and text (the text view's and the transcript's)."""
+    return f"[{m.get('id', '?')}] {' '.join(str(m.get('text', '')).split())}"
+
+
+def _fallback_line(e: Entry) -> str:
+    """``anthropic:… failed (overloaded) — continued with ollama:…`` (a provider chain)."""
+    return f"{e['failed']} failed ({e.get('kind', 'other')}) — continued with {e['next']}"
 
 
 def _start_line(h: Header) -> str:
@@ -60,7 +91,9 @@ def _start_line(h: Header) -> str:
 
 class TextView:
     """Writes a turn as it streams: answer text raw, thinking indented, one line per
-    tool call, reflection, strategy step and error, and a status line at the end.
+    tool call (code as a fenced Python block), reflection, strategy step and error, and
+    the summary line at the end. A terminal cannot move text up, so the process streams
+    first; in a strategy turn the labelled text is not printed, its parsed rows are.
 
     Use ``view.handle`` as the harness's ``on_event`` callback, like ``AgentView``.
     """
@@ -73,6 +106,9 @@ class TextView:
         self._block: tuple[str, int] | None = None  # the streaming block: (kind, step)
         self._line_start = True
         self._saw_text = False  # any answer text this turn (else TurnEnd.text is printed)
+        self._fatal = False  # a non-recoverable error was printed (TurnEnd.text repeats it)
+        self._held: dict[int, str] = {}  # a strategy turn's text per step, until rows replace it
+        self._rows: set[int] = set()  # steps whose strategy rows were printed
 
     # output helpers --------------------------------------------------------
     def _write(self, text: str, prefix: str = "") -> None:
@@ -116,6 +152,8 @@ class TextView:
 
     def _on_turn_start(self, e: Entry) -> None:
         self._saw_text = False
+        self._fatal = False
+        self._held, self._rows = {}, set()
         self._line(f"▶ {_start_line(self.header)}")
         lines = e.get("user_message", "").strip().splitlines()
         for i, line in enumerate(lines):
@@ -126,6 +164,18 @@ class TextView:
         self._line(f"── step {e['step']}{total} ──")
 
     def _on_text_delta(self, e: Entry) -> None:
+        if self.header.strategy:  # held until the step's rows show whether it was labelled
+            self._held[e["step"]] = self._held.get(e["step"], "") + e["text"]
+            self._saw_text = True
+            return
+        self._stream_text(e)
+
+    def _on_step_end(self, e: Entry) -> None:
+        held = self._held.pop(e["step"], "")
+        if held and e["step"] not in self._rows:
+            self._stream_text({"step": e["step"], "text": held})
+
+    def _stream_text(self, e: Entry) -> None:
         if self._block != ("text", e["step"]):
             if not self._line_start:
                 self._write("\n")
@@ -149,7 +199,13 @@ class TextView:
 
     def _on_tool_call_args(self, e: Entry) -> None:
         wave = f" [wave {e['wave']}]" if e.get("wave") else ""
-        self._line(f"  ⚙ {e['name']}{wave} {fmt.one_line_args(e.get('arguments'))}")
+        code = code_argument(e["name"], e.get("arguments"))
+        if code is None:
+            self._line(f"  ⚙ {e['name']}{wave} {fmt.one_line_args(e.get('arguments'))}")
+            return
+        self._line(f"  ⚙ {e['name']}{wave}")
+        for line in fmt.fence(code, "python").splitlines():
+            self._line(f"    {line}".rstrip())
 
     def _on_tool_call_end(self, e: Entry) -> None:
         icon = fmt.TOOL_ICON.get(e["status"], "•")
@@ -164,10 +220,23 @@ class TextView:
             self._line(f"    full output: {e['artifact']}")
         if e.get("images"):
             self._line(f"    {_figures(e)}")
+        for out in e.get("outputs") or []:
+            if out.get("mime_type") in ("text/plain", "text/markdown"):
+                shown = str(out.get("data", "")).rstrip().splitlines()
+                for line in shown[: self.preview_lines]:
+                    self._line(f"    │ {line}")
+                if len(shown) > self.preview_lines:
+                    self._line(f"    │ … ({len(shown) - self.preview_lines} more lines)")
+            else:
+                self._line(f"    {output_note(out)}")
 
     def _on_retry(self, e: Entry) -> None:
         self._saw_text = False  # the failed attempt's text is discarded
+        self._held.pop(e["step"], None)
         self._line(f"  ↻ {fmt.retry_text(e)}")
+
+    def _on_provider_fallback(self, e: Entry) -> None:
+        self._line(f"  ⇄ {_fallback_line(e)}")
 
     def _on_reflection(self, e: Entry) -> None:
         if e.get("skipped"):
@@ -180,10 +249,15 @@ class TextView:
             self._line(f"    suggested: {e['suggested_action']}")
 
     def _on_strategy_step(self, e: Entry) -> None:
+        held = self._held.pop(e["step"], "")
+        if held and e["step"] not in self._rows and (head := preamble(held).strip()):
+            self._stream_text({"step": e["step"], "text": head + "\n"})
+        self._rows.add(e["step"])
         label, text = fmt.strategy_text(e.get("data", {}))
         self._line(f"  ◆ {label}: {text}")
 
     def _on_error(self, e: Entry) -> None:
+        self._fatal = self._fatal or e.get("recoverable") is False
         self._line(f"  ⚠ error [{e['kind']}]: {e['message']} ({fmt.error_tail(e)})")
 
     def _on_approval_request(self, e: Entry) -> None:
@@ -212,10 +286,26 @@ class TextView:
         if e.get("next_actions"):
             self._line(f"    → next: {e['next_actions']}")
 
+    def _on_memory_recall(self, e: Entry) -> None:
+        self._line("  ⌁ Memories used:")
+        for m in e.get("memories") or []:
+            self._line(f"    · {_memory_line(m)}")
+
+    def _on_context_pack(self, e: Entry) -> None:
+        self._line(f"  ▤ {_context_pack_line(e)}")
+
+    def _on_citations(self, e: Entry) -> None:
+        # A turn that streamed no text prints TurnEnd.text, which already ends with its Sources.
+        items = _source_items(e)
+        if self._saw_text and items:
+            self._line("Sources:")
+            for item in items:
+                self._line(f"  - {item}")
+
     def _on_turn_end(self, e: Entry) -> None:
         if e["status"] == "refused":
             self._line(_refusal_line(e))
-        elif not self._saw_text and e.get("text"):
+        elif not self._saw_text and e.get("text") and not (e["status"] == "error" and self._fatal):
             self._line(e["text"].rstrip())
         self._line(_end_line(self.header, e))
         self._line(f"  {_usage_line(self.header)}")
@@ -225,20 +315,41 @@ class TextView:
 
 
 def events_to_markdown(events: Iterable[EventBase | Entry]) -> str:
-    """A readable Markdown transcript: thinking in collapsed quotes, tool rows with
-    arguments and result previews, reflections, strategy steps, the final status."""
+    """A readable Markdown transcript, per turn: the user's message, the answer (or why the
+    turn stopped), the summary line, then the steps — thinking in collapsed quotes, tool rows
+    with their code or arguments, results and outputs, reflections, strategy steps."""
     header = Header()
-    blocks: list[str] = []
-    saw_text = False
+    out: list[str] = []
+    for turn in split_turns(fold(list(events))):
+        out += _turn_markdown(turn, header)
+    return "\n\n".join(b for b in out if b) + "\n"
+
+
+def _turn_markdown(turn: list[Entry], header: Header) -> list[str]:
+    plan = plan_turn(turn)
+    head: list[str] = []
+    blocks: list[str] = []  # the steps
+    citations: list[Entry] = []
+    texts_shown: set[int] = set()
+    saw_text = any(x["type"] == "text_delta" for x in turn)  # (the answer's text is skipped below)
     prev_type = ""
-    for e in fold(list(events)):
+    for e in turn:
         header.update(e)
         etype = e["type"]
+        if id(e) in plan.skip:
+            prev_type = etype
+            continue
         if etype == "turn_start":
-            saw_text = False
-            blocks.append(f"### Agent — {_start_line(header)}")
+            head.append(f"### Agent — {_start_line(header)}")
             if e.get("user_message"):
-                blocks.append(fmt.quote(f"**You:** {e['user_message']}"))
+                head.append(fmt.quote(f"**You:** {e['user_message']}"))
+        elif etype == "text_delta" and e["step"] in plan.strategy_steps:
+            # Strategy rows stand in for the labelled text: only what precedes the labels.
+            saw_text = True
+            if e["step"] not in texts_shown:
+                texts_shown.add(e["step"])
+                whole = "".join(x["text"] for x in turn if x["type"] == "text_delta" and x["step"] == e["step"])
+                blocks.append(preamble(whole).strip())
         elif etype == "step_start":
             total = f" of {header.max_steps}" if header.max_steps else ""
             blocks.append(f"**Step {e['step']}{total}**")
@@ -250,7 +361,9 @@ def events_to_markdown(events: Iterable[EventBase | Entry]) -> str:
         elif etype == "tool_call_args":
             wave = f" · wave {e['wave']}" if e.get("wave") else ""
             repaired = " · arguments repaired" if e.get("repaired") else ""
-            blocks.append(f"**Tool** `{e['name']}`{wave}{repaired}\n\n{fmt.fence(fmt.pretty_json(e.get('arguments')), 'json')}")
+            code = code_argument(e["name"], e.get("arguments"))
+            shown = fmt.fence(code, "python") if code is not None else fmt.fence(fmt.pretty_json(e.get("arguments")), "json")
+            blocks.append(f"**Tool** `{e['name']}`{wave}{repaired}\n\n{shown}")
         elif etype == "tool_call_end":
             icon = fmt.TOOL_ICON.get(e["status"], "•")
             line = f"{icon} `{e['name']}` {e['status']} · {fmt.duration(e.get('duration_ms', 0.0))}"
@@ -263,6 +376,7 @@ def events_to_markdown(events: Iterable[EventBase | Entry]) -> str:
                 blocks.append(f"<details><summary>Result</summary>\n\n{fmt.fence(e['result_preview'])}\n\n</details>")
             images = [u for u in e.get("images") or [] if u.startswith("data:image/")]
             blocks += [f"![figure {i} from {e['name']}]({u})" for i, u in enumerate(images, 1)]
+            blocks += outputs_markdown(e.get("outputs") or [], e["name"])
         elif etype == "retry":
             saw_text = False
             marks = [i for i, b in enumerate(blocks) if b.startswith((f"**Step {e['step']}", "*↻ retrying"))]
@@ -274,6 +388,8 @@ def events_to_markdown(events: Iterable[EventBase | Entry]) -> str:
                     blocks.append(f"<details><summary>Discarded partial output</summary>\n\n<del>\n\n{gone}"
                                   "\n\n</del>\n\n</details>")
             blocks.append(f"*↻ {fmt.retry_text(e)}*")
+        elif etype == "provider_fallback":
+            blocks.append(f"*⇄ {_fallback_line(e)}*")
         elif etype == "reflection":
             if e.get("skipped"):
                 blocks.append(fmt.quote(f"*Reflection skipped: {e['reflection']}*"))
@@ -304,17 +420,27 @@ def events_to_markdown(events: Iterable[EventBase | Entry]) -> str:
             blocks.append(f"<details><summary>{text[0].upper()}{text[1:]}</summary>\n\n{inner}\n\n</details>")
         elif etype == "context_warning":
             blocks.append(f"*{fmt.context_text(e)}*")
+        elif etype == "context_pack":
+            blocks.append(f"*{_context_pack_line(e)}*")
+        elif etype == "citations" and saw_text:  # (else TurnEnd.text ends with them)
+            citations.append(e)  # after the answer
+        elif etype == "memory_recall":
+            items = "\n".join(f"- {_memory_line(m)}" for m in e.get("memories") or [])
+            blocks.append(f"**Memories used**\n\n{items}")
         elif etype == "approval_request":
             text = f"**Approval needed** for `{e['name']}` ({e.get('effect', 'execute')})"
             diff = (e.get("preview") or {}).get("diff")
             blocks.append(text + (f"\n\n{fmt.fence(diff, 'diff')}" if diff else ""))
         elif etype == "approval_decision":
             blocks.append(f"{'✓' if e['approved'] else '✗'} {fmt.approval_text(e)}")
-        elif etype == "turn_end":
-            if e["status"] == "refused":
-                blocks.append(fmt.quote(f"**{_refusal_line(e)}**"))
-            elif not saw_text and e.get("text"):
-                blocks.append(e["text"].strip())
-            blocks.append(f"---\n\n**{_end_line(header, e)}** · {_usage_line(header)}")
         prev_type = etype
-    return "\n\n".join(b for b in blocks if b) + "\n"
+    first = [fmt.quote(f"**⚠ Error** `{e['kind']}` ({fmt.error_tail(e)}): {e['message']}") for e in plan.fatal]
+    if plan.end is not None and plan.answer_kind == "refused":
+        first.append(fmt.quote(f"**{_refusal_line(plan.end)}**"))
+    first.append(plan.answer)
+    if citations and plan.answer_kind in ("final", "text"):
+        last = citations[-1]
+        first.append(sources_markdown(last.get("local") or [], last.get("web") or []))
+    if plan.end is not None:
+        first.append(f"**{_end_line(header, plan.end)}** · {_usage_line(header)}")
+    return head + first + blocks

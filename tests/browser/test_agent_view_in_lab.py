@@ -52,6 +52,8 @@ def test_agent_cell_renders_stream_thinking_reflection_tools(lab, page):
     screenshot(page, "agent_view_done")
     samples = page.evaluate("window.__samples")
     assert len(set(samples)) >= 5, f"the view did not grow while streaming: {sorted(set(samples))}"
+    # #13: the finished turn's steps are folded under the answer; open them to read them.
+    view.locator(".jb-process-summary").click()
     text = view.inner_text()
     assert "March" in text and "135 to 90" in text
     assert view.locator("strong", has_text="March").count() >= 1
@@ -60,11 +62,11 @@ def test_agent_cell_renders_stream_thinking_reflection_tools(lab, page):
     assert page.evaluate("window.__xss === undefined")
     assert view.locator("a[href^='javascript']").count() == 0
     # Thinking is collapsed when done and expands on click.
-    details = view.locator("details").filter(has_text="look at the sales table").first
+    details = view.locator("details.jb-thinking").filter(has_text="look at the sales table").first
     assert details.count() == 1
     assert details.get_attribute("open") is None
     details.locator("summary").first.click()
-    page.wait_for_function("() => [...document.querySelectorAll('.jb-agent-view details')].some(d => d.open)")
+    page.wait_for_function("() => [...document.querySelectorAll('.jb-agent-view details.jb-thinking')].some(d => d.open)")
     assert details.get_attribute("open") is not None
     screenshot(page, "agent_view_thinking_open")
     # A reflection card and a tool row.

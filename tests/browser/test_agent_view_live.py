@@ -50,7 +50,7 @@ FINAL_JS = """() => {
   const v = [...document.querySelectorAll('.jb-agent-view')];
   return {same: v[0].innerHTML === v[1].innerHTML, pwned: window.pwned ?? null,
           unsafe: document.querySelectorAll('.jb-agent-view script, .jb-agent-view [onerror]').length,
-          words: v[0].querySelectorAll('.jb-step')[1].querySelector('.jb-text').textContent.trim().split(/\\s+/).length,
+          words: v[0].querySelector('.jb-answer .jb-text').textContent.trim().split(/\\s+/).length,  // #13: answer first
           badge: v[0].querySelector('.jb-badge').textContent};
 }"""
 

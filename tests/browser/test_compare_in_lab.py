@@ -58,8 +58,8 @@ def test_compare_cell_shows_columns_table_and_tree(lab, page):
     table.locator('th[data-key="strategy"]').click()
     names = table.locator("tbody tr").evaluate_all("rows => rows.map(r => r.dataset.strategy)")
     assert names == ["tot", "reflexion", "react", "cot"]
-    # The Tree-of-Thoughts tree: the selected candidate and the pruned one.
-    tree = view.locator(".jb-tot")
+    # The Tree-of-Thoughts tree (in the ToT column's tree section): the selected candidate and the pruned one.
+    tree = view.locator('.jb-compare-column[data-key="tot#1"] [data-section="tree"] .jb-tot')
     assert tree.locator(".jb-tot-selected", has_text="multiply directly").count() == 1
     assert tree.locator(".jb-tot-pruned", has_text="guess").count() == 1
     assert tree.locator(".jb-tot-candidate").count() == 3

@@ -39,6 +39,7 @@ def test_figure_thinking_phase_and_refusal_show_in_the_turn(lab, page):
     wait_idle_after_run(page)
     images = page.evaluate("() => [...document.querySelectorAll('.jb-tool-image')].map(i => i.src.slice(0, 22))")
     assert images and all(src.startswith("data:image/png;base64") for src in images), images
+    page.locator(".jb-process-summary").first.click()  # #13: the finished turn's steps are folded
     card = page.query_selector("details.jb-thinking-phase")
     assert card is not None and not card.evaluate("d => d.open")
     assert "tokens saved" in card.inner_text()

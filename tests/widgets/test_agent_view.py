@@ -289,7 +289,7 @@ def test_to_markdown_reads_as_a_transcript() -> None:
     assert "> **You:** Plot df" in md
     assert "<details><summary>Thinking</summary>\n\n> t0 t1 t2 t3 t4\n\n</details>" in md
     assert "Let me **look**:\n\n```python\ndf.head()\n```" in md
-    assert '**Tool** `python` · wave 1\n\n```json\n{\n  "code": "df.head()"\n}\n```' in md
+    assert "**Tool** `python` · wave 1\n\n```python\ndf.head()\n```" in md  # code as code (issue #13)
     assert "✓ `python` ok · 1.2 s" in md
     assert "<details><summary>Result</summary>\n\n```\n   a  b\n0  1  2\n```\n\n</details>" in md
     assert "✗ `read_file` error · 3 ms\n\n```\nFileNotFoundError: a.csv\n```" in md
@@ -299,10 +299,9 @@ def test_to_markdown_reads_as_a_transcript() -> None:
     assert "> **⚠ Error** `rate_limit` (the agent continues): 429, retrying" in md
     assert "*History compacted (summarize): 12,000 → 3,000 tokens*" in md
     assert "w0 w1 w2" in md
-    assert md.rstrip().endswith(
-        "**✓ completed · 2 steps · 2 tool calls · 2 reflections · 4.3 s** · tokens in 2,200 / out 80"
-        " / cache read 0 / cache write 0 · cost $0.0220"
-    )
+    # Answer first, then the summary line, then the steps (issue #13).
+    assert "> **You:** Plot df\n\nplotted\n\n**✓ completed · 2 steps · 2 tools · 2 reflections · 4.3 s · $0.0220**" \
+        " · tokens in 2,200 / out 80 / cache read 0 / cache write 0\n\n*History compacted" in md
     assert events_to_markdown(scripted_turn(tokens=3)) == md
 
 

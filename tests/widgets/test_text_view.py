@@ -41,7 +41,9 @@ def test_text_view_streams_a_readable_plain_transcript() -> None:
         "  │ t0 t1 t2 t3 t4 ",
         "Let me **look**:",
         "  ◆ Thought: inspect df",
-        '  ⚙ python [wave 1] { "code": "df.head()" }',
+        "  ⚙ python [wave 1]",  # code as a fenced Python block (issue #13)
+        "    ```python",
+        "    df.head()",
         "  ✓ python · ok · 1.2 s",
         "    │    a  b",
         "  ✗ read_file · error · 3 ms",
@@ -52,10 +54,10 @@ def test_text_view_streams_a_readable_plain_transcript() -> None:
         "── step 2/4 ──",
         "  ⚠ error [rate_limit]: 429, retrying (the agent continues)",
         "  ✎ reflection skipped: [budget exhausted]",
-        "w0 w1 w2 ",
+        "w0 w1 w2",
         "  ◆ Final answer: plotted",
-        "✓ completed · 2 steps · 2 tool calls · 2 reflections · 4.3 s",
-        "  tokens in 2,200 / out 80 / cache read 0 / cache write 0 · cost $0.0220",
+        "✓ completed · 2 steps · 2 tools · 2 reflections · 4.3 s · $0.0220",
+        "  tokens in 2,200 / out 80 / cache read 0 / cache write 0",
     ]
     lines = text.splitlines()
     positions = [lines.index(line) for line in expected_lines]

@@ -1,6 +1,9 @@
 // What travels between jupyter_brain/widgets/compare_view.py and the compare view.
 import type { AgentEvent, Batch } from "../protocol";
+import type { BranchData } from "../parts/tot_tree";
 import { isBatch } from "../protocol";
+
+export type { BranchData };
 
 /** One run's column: its durable compact transcript (`n` raw events folded in). */
 export interface Column {
@@ -14,13 +17,6 @@ export interface Column {
 /** A finished run's table row (jupyter_brain.compare.row_of). */
 export type Row = Record<string, string | number | null> & { strategy: string; run: number; status: string };
 
-export interface BranchData {
-  branch_id: number;
-  thought: string;
-  score: number;
-  decision_point: number;
-  selected: boolean;
-}
 
 export interface TreeData {
   threshold: number;

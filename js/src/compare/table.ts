@@ -60,6 +60,7 @@ export class SummaryTable {
   private records: Record_[] = [];
   private columns: ColumnSpec[] = [];
   private aggregated = false;
+  private winner = "";
 
   constructor() {
     this.el = h("table", "jb-compare-table");
@@ -73,6 +74,13 @@ export class SummaryTable {
       ? [{ key: "strategy", label: "strategy" }, { key: "completed", label: "completed" }]
       : [{ key: "strategy", label: "strategy" }, { key: "status", label: "status" }];
     this.columns = [...lead, ...METRICS];
+    this.paint();
+  }
+
+  /** Highlight the marked winner's row(s). */
+  markBest(strategy: string): void {
+    if (strategy === this.winner) return;
+    this.winner = strategy;
     this.paint();
   }
 
@@ -97,7 +105,13 @@ export class SummaryTable {
     const body = rows.map((r) =>
       h(
         "tr",
-        { "data-strategy": String(r.strategy), class: r.status === "error" ? "jb-row-error" : r.status === "refused" ? "jb-row-refused" : "" },
+        {
+          "data-strategy": String(r.strategy),
+          class: [
+            r.status === "error" ? "jb-row-error" : r.status === "refused" ? "jb-row-refused" : "",
+            this.winner !== "" && r.strategy === this.winner ? "jb-row-best" : "",
+          ].filter(Boolean).join(" "),
+        },
         ...this.columns.map((c) => {
           if (c.key === "strategy") return h("td", {}, this.aggregated ? String(r.strategy) : `${r.strategy} #${r.run}`);
           if (c.key === "status" || c.key === "completed") return h("td", {}, formatNumber(r[c.key]) + (c.key === "completed" ? `/${r.runs}` : ""));

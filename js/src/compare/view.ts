@@ -1,11 +1,14 @@
-// Paints a comparison: a column per run (each an AgentRenderer following that run's
-// event store), the summary table, Tree-of-Thoughts trees and "mark best" buttons.
+// Paints a comparison: the summary table on top, then one row of equal-width columns
+// (one per run, scrolling sideways past what fits) whose sections — answer, steps, tree,
+// tools, tokens, cost — share the grid's row tracks (subgrid), so a reader compares line
+// by line. The steps section is an AgentRenderer following that run's event store.
 import { h, setText } from "../dom";
+import { renderMarkdown } from "../markdown";
 import { AgentRenderer, type RendererOptions } from "../renderer";
 import type { EventStore } from "../store";
-import type { Column, CompareState, Row } from "./protocol";
+import { ColumnFactsView, SECTIONS } from "./column";
+import type { Column, CompareState, Row, TreeData } from "./protocol";
 import { SummaryTable } from "./table";
-import { renderTree } from "./tot";
 
 export interface CompareOptions extends RendererOptions {
   onMarkBest?: (strategy: string, run: number) => void;
@@ -17,6 +20,7 @@ class ColumnView {
   readonly button: HTMLButtonElement;
   private readonly errorSlot: HTMLElement;
   private readonly body: HTMLElement;
+  private readonly facts: ColumnFactsView;
   private readonly renderer: AgentRenderer;
   private readonly unsubscribe: () => void;
 
@@ -27,21 +31,47 @@ class ColumnView {
     this.button = h("button", { class: "jb-mark-best", type: "button", title: "record this answer as the best" }, "Mark best");
     this.button.addEventListener("click", () => opts.onMarkBest?.(col.strategy, col.run));
     this.errorSlot = h("div", "jb-compare-error-slot");
+    this.facts = new ColumnFactsView(opts.markdown ?? renderMarkdown);
+    const head = h(
+      "div",
+      { class: "jb-compare-section jb-compare-head", "data-section": "head" },
+      h("span", "jb-compare-name", `${col.strategy} #${col.run}`),
+      h("span", { class: "jb-compare-best-badge", "aria-hidden": "true" }, "★ best"),
+      this.status,
+      this.button,
+    );
+    const steps = h("div", { class: "jb-compare-section jb-compare-steps", "data-section": "steps" }, this.errorSlot, body);
+    const byName: Record<string, HTMLElement> = {
+      head,
+      steps,
+      answer: this.facts.answer,
+      tree: this.facts.tree,
+      tools: this.facts.tools,
+      tokens: this.facts.tokens,
+      cost: this.facts.cost,
+    };
     this.el = h(
       "div",
-      { class: "jb-compare-column", "data-key": col.key, "data-strategy": col.strategy },
-      h("div", "jb-compare-head", h("span", "jb-compare-name", `${col.strategy} #${col.run}`), this.status, this.button),
-      this.errorSlot,
-      body,
+      { class: "jb-compare-column", "data-key": col.key, "data-strategy": col.strategy, role: "group", "aria-label": `${col.strategy} #${col.run}` },
+      ...SECTIONS.map((name) => byName[name]),
     );
     this.renderer = new AgentRenderer(body, opts);
-    this.renderer.reset(store.events.slice());
-    this.unsubscribe = store.subscribe(this.renderer);
+    const events = store.events.slice();
+    this.renderer.reset(events);
+    this.facts.reset(events);
+    const unRenderer = store.subscribe(this.renderer);
+    const unFacts = store.subscribe(this.facts);
+    this.unsubscribe = () => {
+      unRenderer();
+      unFacts();
+    };
   }
 
-  finished(row: Row | undefined): void {
+  finished(row: Row | undefined, tree: TreeData | undefined): void {
     setText(this.status, row ? String(row.status) : "running");
     this.el.classList.toggle("jb-compare-failed", row?.status === "error");
+    this.facts.setTree(tree);
+    this.facts.finished(row);
     // A run that raised before any event has no error card in its stream: show it here.
     const shown = this.errorSlot.firstChild !== null || this.body.querySelector(".jb-error") !== null;
     if (row?.error && row.status === "error" && !shown) {
@@ -61,7 +91,6 @@ export class CompareRenderer {
   readonly root: HTMLDivElement;
   readonly table = new SummaryTable();
   private readonly columnsEl = h("div", "jb-compare-columns");
-  private readonly treesEl = h("div", "jb-compare-trees");
   private readonly title = h("div", "jb-compare-title");
   private readonly winnerEl = h("div", "jb-compare-winner");
   private columns = new Map<string, ColumnView>();
@@ -71,7 +100,15 @@ export class CompareRenderer {
     private readonly stores: (key: string) => EventStore,
     private readonly opts: CompareOptions = {},
   ) {
-    this.root = h("div", "jb-compare-view", this.title, this.columnsEl, h("div", "jb-compare-table-wrap", this.table.el), this.treesEl, this.winnerEl);
+    this.columnsEl.style.setProperty("--jb-compare-rows", String(SECTIONS.length));
+    this.root = h(
+      "div",
+      "jb-compare-view",
+      this.title,
+      h("div", "jb-compare-table-wrap", this.table.el),
+      this.winnerEl,
+      h("div", { class: "jb-compare-scroll", tabindex: "0", "aria-label": "the runs side by side" }, this.columnsEl),
+    );
     host.append(this.root);
   }
 
@@ -84,13 +121,14 @@ export class CompareRenderer {
         this.columnsEl.append(view.el);
       }
     }
+    this.columnsEl.style.setProperty("--jb-compare-count", String(this.columns.size));
     for (const [key, view] of this.columns) {
-      view.finished(state.rows.find((r) => `${r.strategy}#${r.run}` === key));
+      view.finished(state.rows.find((r) => `${r.strategy}#${r.run}` === key), state.trees[key]);
       view.el.classList.toggle("jb-compare-best", state.winner !== "" && view.el.dataset.strategy === state.winner);
     }
     const aggregated = state.runs > 1;
     this.table.update(aggregated ? state.summary.filter((s) => Number(s.runs) > 0) : state.rows, aggregated);
-    this.treesEl.replaceChildren(...Object.entries(state.trees).map(([key, tree]) => renderTree(key, tree)));
+    this.table.markBest(state.winner);
     setText(this.winnerEl, state.winner ? `Marked best: ${state.winner}` : "");
   }
 

@@ -2,8 +2,8 @@
 // Everything shown comes from the model (arguments, the diff of a file write): it is
 // put in text nodes only, never parsed as HTML.
 import { h, setText } from "../dom";
-import { prettyJson } from "../format";
 import type { EventOf } from "../protocol";
+import { diffView, renderArgs } from "./args";
 
 /** What the view sends to the kernel when a button is clicked. */
 export interface ApprovalMessage {
@@ -22,21 +22,10 @@ const BY_TEXT: Record<string, string> = {
   error: "the approval prompt failed",
 };
 
-function diffView(diff: string): HTMLElement {
-  const pre = h("pre", "jb-diff");
-  for (const line of diff.replace(/\n$/, "").split("\n")) {
-    const cls = line.startsWith("+++") || line.startsWith("---")
-      ? "jb-diff-file"
-      : line.startsWith("@@")
-        ? "jb-diff-hunk"
-        : line.startsWith("+")
-          ? "jb-diff-add"
-          : line.startsWith("-")
-            ? "jb-diff-del"
-            : "jb-diff-ctx";
-    pre.append(h("span", cls, `${line}\n`));
-  }
-  return pre;
+function approvalArgs(name: string, args: unknown): HTMLElement {
+  const el = renderArgs(name, args);
+  el.classList.add("jb-approval-args");
+  return el;
 }
 
 export class ApprovalCard {
@@ -79,7 +68,7 @@ export class ApprovalCard {
       ),
       diff
         ? diffView(diff)
-        : h("pre", "jb-approval-args", prettyJson(e.arguments)),
+        : approvalArgs(e.name, e.arguments),
       previewError ? h("div", "jb-card-note", previewError) : null,
       this.actions,
       this.status,

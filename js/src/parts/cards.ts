@@ -1,7 +1,7 @@
-// One-shot blocks: reflection cards, strategy chips, error cards, compaction markers,
-// the end-of-turn banner.
+// One-shot blocks: reflection cards, error cards, compaction and retry markers, the
+// thinking-phase card and the refusal card.
 import { h } from "../dom";
-import { duration, plural, retryText, STATUS_ICON, STATUS_LABEL, strategyText, tokens } from "../format";
+import { plural, retryText, tokens } from "../format";
 import type { EventOf } from "../protocol";
 import type { MarkdownFn } from "./text";
 
@@ -38,19 +38,6 @@ export function reflectionCard(e: EventOf<"reflection">, markdown: MarkdownFn): 
     markdownDiv(markdown, "jb-card-body", e.reflection),
     e.suggested_action ? h("div", "jb-card-note", "Suggested: ", e.suggested_action) : null,
   );
-}
-
-export function strategyRow(e: EventOf<"strategy_step">): HTMLElement {
-  const kind = String(e.data.kind ?? "step");
-  const [label, text] = strategyText(e.data);
-  const row = h(
-    "div",
-    { class: `jb-sstep jb-kind-${kind.replace(/[^a-z_]/gi, "")}`, "data-kind": kind },
-    h("span", `jb-chip jb-chip-${kind.replace(/[^a-z_]/gi, "")}`, label),
-    h("span", "jb-sstep-text", text),
-  );
-  if (kind === "branch" && e.data.selected) row.classList.add("jb-selected");
-  return row;
 }
 
 export function errorCard(e: EventOf<"error">): HTMLElement {
@@ -125,19 +112,5 @@ export function refusalCard(e: EventOf<"turn_end">): HTMLElement {
     { class: "jb-card jb-refusal", role: "alert" },
     h("div", "jb-card-head", h("span", "jb-card-title", "⊘ Refused"), h("span", "jb-card-note", "the model declined to answer")),
     h("div", "jb-refusal-text", (e.text ?? "").trim() || "No reason was given."),
-  );
-}
-
-export function turnEndBanner(e: EventOf<"turn_end">): HTMLElement {
-  const parts = [plural(e.steps ?? 0, "step")];
-  if (e.tool_calls) parts.push(plural(e.tool_calls, "tool call"));
-  if (e.reflections) parts.push(plural(e.reflections, "reflection"));
-  parts.push(duration(e.duration_ms ?? 0));
-  return h(
-    "div",
-    { class: `jb-turn-end jb-status-${e.status}`, role: e.status === "completed" ? "status" : "alert" },
-    h("span", "jb-turn-end-icon", STATUS_ICON[e.status] ?? "■"),
-    h("span", "jb-turn-end-label", STATUS_LABEL[e.status] ?? e.status),
-    h("span", "jb-turn-end-detail", parts.join(" · ")),
   );
 }

@@ -35,6 +35,11 @@ export class TextBlock {
     this.rendered.append(this.tail);
   }
 
+  /** The Markdown source streamed so far. */
+  get source(): string {
+    return this.text;
+  }
+
   append(delta: string): void {
     this.text += delta;
     this.tail.appendData(delta);

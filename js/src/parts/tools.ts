@@ -1,47 +1,64 @@
 // The tool timeline of one step: a row per call, grouped by execution wave.
 import { h, setText } from "../dom";
-import { bytes, duration, prettyJson, safeImageUrl, TOOL_ICON } from "../format";
+import { duration, TOOL_ICON } from "../format";
 import type { EventOf } from "../protocol";
+import { partialJsonString, renderArgs } from "./args";
+import { resultView } from "./result";
 
 class ToolRow {
   readonly el: HTMLDivElement;
   private readonly icon: HTMLSpanElement;
   private readonly meta: HTMLSpanElement;
-  private readonly args: HTMLPreElement;
+  private args: HTMLElement;
   private streamedArgs = "";
+  private hasArgs = false;
+  private approvalCard: HTMLElement | null = null;
   wave: number | null = null;
 
   constructor(
     readonly callId: string,
-    name: string,
+    private readonly name: string,
   ) {
     this.icon = h("span", "jb-tool-icon", TOOL_ICON.running);
     this.meta = h("span", "jb-tool-meta", "running…");
-    this.args = h("pre", "jb-tool-args");
+    this.args = h("pre", "jb-tool-args jb-args-streaming");
     this.el = h(
       "div",
-      { class: "jb-tool jb-tool-running", "data-call-id": callId },
+      { class: "jb-tool jb-tool-running", "data-call-id": callId, "data-tool": name },
       h("div", "jb-tool-head", this.icon, h("span", "jb-tool-name", name), this.meta),
       this.args,
     );
   }
 
+  /** Streamed argument JSON: code is shown decoded as it arrives (no JSON, no escapes). */
   argsDelta(delta: string): void {
+    if (this.hasArgs) return;
     this.streamedArgs += delta;
-    setText(this.args, this.streamedArgs);
+    const code = /python|exec|code/i.test(this.name) ? partialJsonString(this.streamedArgs, "code") : null;
+    setText(this.args, code ?? this.streamedArgs);
   }
 
   setArgs(e: EventOf<"tool_call_args">): void {
-    setText(this.args, prettyJson(e.arguments));
+    const shown = renderArgs(this.name, e.arguments);
+    this.args.replaceWith(shown);
+    this.args = shown;
+    this.hasArgs = true;
     if (e.repaired) this.el.classList.add("jb-tool-repaired");
     this.el.title = e.repaired ? "arguments were repaired before the call" : "";
   }
 
-  /** Hold the approval card under the call it asks about. */
+  /** Hold the approval card under the call it asks about (it shows the arguments, so the
+   *  row's own copy is hidden). */
   awaitApproval(card: HTMLElement): void {
-    this.el.classList.add("jb-tool-awaiting");
+    this.el.classList.add("jb-tool-awaiting", "jb-tool-has-approval");
     setText(this.meta, "waiting for approval…");
+    this.approvalCard = card;
     this.el.append(card);
+  }
+
+  /** The approval card, for the turn to keep in sight when the steps fold. */
+  get approval(): HTMLElement | null {
+    return this.approvalCard;
   }
 
   approvalDecided(approved: boolean): void {
@@ -56,30 +73,8 @@ class ToolRow {
     this.icon.title = e.status;
     const dur = duration(e.duration_ms ?? 0);
     setText(this.meta, e.status === "ok" ? dur : `${e.status} · ${dur}`);
-    if (this.args.textContent === "" && this.streamedArgs === "") this.args.remove();
-    if (e.error) this.el.append(h("pre", "jb-tool-error", e.error));
-    const preview = e.result_preview ?? "";
-    if (preview) {
-      this.el.append(
-        h(
-          "details",
-          "jb-tool-result",
-          h("summary", "", `Result · ${bytes(preview.length)}`),
-          h("pre", "jb-tool-result-text", preview),
-        ),
-      );
-    }
-    if (e.artifact) {
-      this.el.append(h("div", "jb-tool-artifact", "full output stored as ", h("code", "", e.artifact)));
-    }
-    const images = (e.images ?? []).map(safeImageUrl).filter((u): u is string => u !== null);
-    if (images.length > 0) {
-      const figures = h("div", "jb-tool-images");
-      for (const [i, src] of images.entries()) {
-        figures.append(h("img", { class: "jb-tool-image", src, alt: `figure ${i + 1} from ${e.name}`, loading: "lazy" }));
-      }
-      this.el.append(figures);
-    }
+    if (!this.hasArgs && this.streamedArgs === "") this.args.remove();
+    this.el.append(...resultView(e));
   }
 }
 
@@ -127,6 +122,11 @@ export class ToolTimeline {
 
   approvalDecided(callId: string, approved: boolean): void {
     this.rows.get(callId)?.approvalDecided(approved);
+  }
+
+  /** The approval cards of this step's calls, in row order. */
+  approvals(): HTMLElement[] {
+    return [...this.rows.values()].map((r) => r.approval).filter((c): c is HTMLElement => c !== null);
   }
 
   private row(callId: string, name: string): ToolRow {

@@ -1,0 +1,145 @@
+"""What a turn's plain renderings show first, and what they then leave out of the steps.
+
+The text view and the Markdown transcript read like the AgentView: the answer first, then
+the process, each thing once. So, per turn (folded entries): the answer is the strategy's
+Final Answer when it parsed one, else the text of the last step that wrote any, else
+``TurnEnd.text``; the step text it came from is not repeated. In a step with strategy rows,
+the rows stand in for the labelled text they were parsed from (only the text before the
+first label stays). A fatal error is shown once, in the answer's place. Code arguments
+(``run_python``'s ``code``) are shown as Python, not JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+Entry = dict[str, Any]
+
+# A label line ("Thought:", "**Final Answer:**", "- Action:", "### Plan:", "Candidate 2:"),
+# as js/src/parts/strategy.ts LABEL_LINE.
+_LABEL_LINE = re.compile(
+    r"^\s*(?:[-*>]\s+)?(?:#+\s*)?(?:\*\*|__)?\s*[A-Za-z][A-Za-z ]{0,24}\d*\s*(?:\*\*|__)?\s*:", re.M
+)
+_DECISION_LINE = re.compile(r"^\s*=+[^\n]*=+\s*$", re.M)
+
+
+def preamble(text: str) -> str:
+    """The model's text before its first labelled step (no strategy step holds it)."""
+    m = _LABEL_LINE.search(text)
+    if m is None:
+        return text  # no label at all: the text is the model's own, kept as it is
+    return _DECISION_LINE.sub("", text[: m.start()]).strip()
+
+
+def code_argument(name: str, arguments: Any) -> str | None:
+    """The code of a code-running call (``run_python``), as ``js/src/parts/args.ts`` decides."""
+    args = arguments
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except ValueError:
+            return None
+    if not isinstance(args, dict) or not isinstance(args.get("code"), str):
+        return None
+    if re.search(r"python|exec|code", name, re.I) or len(args) == 1:
+        return str(args["code"])
+    return None
+
+
+@dataclass
+class TurnPlan:
+    """One turn's entries, and what to show first and skip in its steps."""
+
+    entries: list[Entry]
+    answer: str = ""
+    answer_kind: str = ""  # "final" (a Final Answer step), "text" (a step's text), "end", "refused", "stopped"
+    fatal: list[Entry] = field(default_factory=list)  # non-recoverable errors, shown first
+    skip: set[int] = field(default_factory=set)  # ids of entries the steps leave out
+    strategy_steps: set[int] = field(default_factory=set)  # model steps with strategy rows
+    end: Entry | None = None
+
+
+def split_turns(entries: list[Entry]) -> list[list[Entry]]:
+    """Folded entries → one list per turn (entries before any TurnStart form their own)."""
+    turns: list[list[Entry]] = []
+    for e in entries:
+        if e["type"] == "turn_start" or not turns:
+            turns.append([])
+        turns[-1].append(e)
+    return turns
+
+
+def plan_turn(entries: list[Entry]) -> TurnPlan:
+    """Where the turn's answer comes from, and which entries the steps then leave out."""
+    plan = TurnPlan(entries)
+    final: Entry | None = None
+    texts_by_step: dict[int, list[Entry]] = {}
+    for e in entries:
+        etype = e["type"]
+        if etype == "retry":  # the failed attempt's output is discarded
+            final = None if final is not None and final.get("step") == e["step"] else final
+            texts_by_step.pop(e["step"], None)
+        elif etype == "strategy_step":
+            plan.strategy_steps.add(e["step"])
+            if (e.get("data") or {}).get("kind") == "final_answer":
+                final = e
+        elif etype == "text_delta":
+            texts_by_step.setdefault(e["step"], []).append(e)
+        elif etype == "error" and e.get("recoverable") is False:
+            plan.fatal.append(e)
+            plan.skip.add(id(e))
+        elif etype == "turn_end":
+            plan.end = e
+    end = plan.end
+    if end is None:  # still running: no answer yet, every step as it is
+        return plan
+    status = end.get("status")
+    if status == "refused":
+        plan.answer_kind = "refused"
+        return plan
+    last_text = texts_by_step[max(texts_by_step)] if texts_by_step else []
+    if status == "completed" and final is not None:
+        plan.answer, plan.answer_kind = str((final.get("data") or {}).get("text", "")), "final"
+        plan.skip.add(id(final))
+    elif status == "completed" and last_text and last_text[0]["step"] not in plan.strategy_steps:
+        plan.answer = "".join(e["text"] for e in last_text).strip()
+        plan.answer_kind = "text"
+        plan.skip.update(id(e) for e in last_text)
+    elif status == "completed" and end.get("text"):
+        plan.answer, plan.answer_kind = str(end["text"]).strip(), "end"
+    elif end.get("text") and not plan.fatal:
+        # Why the turn stopped (a failed turn's error card says it already).
+        plan.answer, plan.answer_kind = str(end["text"]).strip(), "stopped"
+    return plan
+
+
+def outputs_markdown(outputs: list[dict[str, Any]], name: str) -> list[str]:
+    """A call's rich outputs as Markdown blocks: Markdown as is, text fenced, PNG/JPEG inline,
+    HTML (a DataFrame's table) as a note — raw HTML from the agent's code is not copied."""
+    from . import _format as fmt
+
+    blocks = []
+    for out in outputs:
+        mime, data = str(out.get("mime_type", "")), str(out.get("data", ""))
+        if mime == "text/markdown":
+            blocks.append(data.strip())
+        elif mime == "text/plain":
+            blocks.append(fmt.fence(data))
+        elif mime in ("image/png", "image/jpeg") and re.fullmatch(r"[A-Za-z0-9+/=\s]+", data):
+            blocks.append(f"![output of {name}](data:{mime};base64,{''.join(data.split())})")
+        else:
+            blocks.append(f"*{output_note(out)}*")
+    return blocks
+
+
+def output_note(out: dict[str, Any]) -> str:
+    """One line for an output a plain rendering cannot show."""
+    mime = str(out.get("mime_type", ""))
+    if mime == "text/html":
+        return "an HTML output (a table) — shown in the widget"
+    if mime.startswith("image/"):
+        return f"an image ({mime}) — shown in the widget"
+    return f"an output ({mime or 'unknown type'}) — shown in the widget"

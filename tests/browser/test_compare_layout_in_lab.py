@@ -1,0 +1,211 @@
+"""Issue #13 in real JupyterLab: the CompareView compares (one row of equal-width columns that
+scrolls sideways, sections aligned across columns, the winner highlighted), the
+Tree-of-Thoughts tree is a nested tree in the CompareView and the AgentView alike, both
+themes work, and the strategies / comparison notebooks as a user opens them (screenshots)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from .conftest import open_and_run, screenshot, wait_idle_after_run, write_notebook
+
+pytestmark = pytest.mark.browser
+
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+
+SETUP = '''%load_ext jupyter_brain
+import tempfile
+_tmp = tempfile.TemporaryDirectory()
+%config AgentMagics.data_dir = _tmp.name
+from jupyter_brain import ScriptedProvider
+TOT = ("Candidate 1: multiply directly → Score: 0.9\\nCandidate 2: add 6 seven times → Score: 0.6\\n"
+       "Candidate 3: guess → Score: 0.1\\nSelected: Candidate 1\\nReason: exact.\\n"
+       "=== Decision Point ===\\nCandidate 1: state it plainly → Score: 0.8\\n"
+       "Candidate 2: show the working → Score: 0.3\\nSelected: Candidate 1\\n"
+       "Final Answer: ToT says **42**")
+bots = {
+    "react": ScriptedProvider(["Thought: 6 times 7.\\nFinal Answer: ReAct says **42**, a long answer that wraps "
+                               "over several lines in a narrow column, so the answer rows differ in height"],
+                              delay_s=0.01),
+    "cot": ScriptedProvider(["Step 1: 6*7 = 42\\nFinal Answer: CoT says **42**"], delay_s=0.01),
+    "tot": ScriptedProvider([TOT], delay_s=0.01),
+    "reflexion": ScriptedProvider([{"error": "model overloaded"}]),
+}
+tot_bot = ScriptedProvider([TOT], delay_s=0.01)
+'''
+
+COMPARE = '''%%compare --strategies react,cot,tot,reflexion --provider bots --out cmp
+What is 6 times 7?'''
+
+AGENT = '''%%agent --provider tot_bot --strategy tot
+What is 6 times 7?'''
+
+# Where each column's sections start (y), per section name.
+SECTION_TOPS = """() => {
+    const cols = [...document.querySelectorAll('.jb-compare-column')];
+    const out = {};
+    for (const name of ['head', 'answer', 'steps', 'tools', 'tokens', 'cost']) {
+        out[name] = cols.map(c => c.querySelector(`[data-section="${name}"]`).getBoundingClientRect().top);
+    }
+    out.boxes = cols.map(c => { const r = c.getBoundingClientRect(); return [r.left, r.top, r.width]; });
+    const s = document.querySelector('.jb-compare-scroll');
+    out.scroll = [s.scrollWidth, s.clientWidth, getComputedStyle(s).overflowX];
+    return out;
+}"""
+
+
+def _luminance(page, selector: str) -> float:
+    """Relative luminance (0 dark … 1 light) of the first match's computed background."""
+    return page.evaluate(
+        """(sel) => {
+            let el = document.querySelector(sel);
+            while (el) {
+                const m = getComputedStyle(el).backgroundColor.match(/[\\d.]+/g);
+                if (m && (m.length < 4 || Number(m[3]) > 0)) {
+                    const [r, g, b] = m.slice(0, 3).map(Number).map(v => v / 255);
+                    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+                }
+                el = el.parentElement;
+            }
+            return 1;
+        }""",
+        selector,
+    )
+
+
+def _theme(page, name: str) -> None:
+    page.evaluate(f"() => window.jupyterapp.commands.execute('apputils:change-theme', {{theme: '{name}'}})")
+    light = "true" if "Light" in name else "false"
+    page.wait_for_function(f"document.body.dataset.jpThemeLight === '{light}'", timeout=30_000)
+    page.wait_for_timeout(500)  # the theme's CSS variables settle
+
+
+def test_compare_columns_align_scroll_and_highlight_the_winner(lab, page):
+    base, root = lab
+    write_notebook(root, "compare_layout.ipynb", [SETUP, COMPARE, AGENT])
+    open_and_run(page, base, "compare_layout.ipynb")
+    view = page.locator(".jb-compare-view").first
+    view.wait_for(timeout=120_000)
+    wait_idle_after_run(page)
+    page.wait_for_function("document.querySelectorAll('.jb-compare-table tbody tr').length === 4", timeout=60_000)
+    # The summary table comes first, above the columns.
+    order = view.evaluate("v => [...v.children].map(c => c.className)")
+    assert order.index("jb-compare-table-wrap") < order.index("jb-compare-scroll")
+
+    geo = page.evaluate(SECTION_TOPS)
+    boxes = geo["boxes"]
+    assert len(boxes) == 4
+    # One row: the same top; left to right; equal widths (the fourth does not wrap under the first).
+    assert max(b[1] for b in boxes) - min(b[1] for b in boxes) < 1, boxes
+    assert [b[0] for b in boxes] == sorted(b[0] for b in boxes), boxes
+    assert max(b[2] for b in boxes) - min(b[2] for b in boxes) < 1, boxes
+    # Past what fits, the row scrolls sideways.
+    scroll_width, client_width, overflow = geo["scroll"]
+    assert overflow == "auto" and scroll_width > client_width, geo["scroll"]
+    # Sections line up across columns although the answers differ in length.
+    for name in ("head", "answer", "steps", "tools", "tokens", "cost"):
+        tops = geo[name]
+        assert max(tops) - min(tops) < 1, (name, tops)
+    answers = page.evaluate("[...document.querySelectorAll('[data-section=answer]')].map(a => a.getBoundingClientRect().height)")
+    assert max(answers) - min(answers) < 1  # one shared row track: as tall as the tallest answer
+
+    # The answer once per column, first; the failed run says so.
+    react = view.locator('.jb-compare-column[data-key="react#1"]')
+    assert react.locator('[data-section="answer"] strong', has_text="42").count() == 1
+    assert react.inner_text().count("ReAct says") == 1
+    failed = view.locator('.jb-compare-column[data-key="reflexion#1"]')
+    assert "failed" in failed.locator('[data-section="answer"]').inner_text()
+    assert failed.inner_text().count("model overloaded") == 1
+
+    # The ToT tree, nested: decision 2 hangs under the candidate selected at decision 1.
+    tree = view.locator('.jb-compare-column[data-key="tot#1"] [data-section="tree"] .jb-tot')
+    assert tree.count() == 1
+    nested = tree.locator('.jb-tot-point[data-point="1"] > .jb-tot-candidates > .jb-tot-branch-selected '
+                          '.jb-tot-point[data-point="2"]')
+    assert nested.count() == 1
+    assert tree.locator(".jb-tot-selected").count() == 2
+    assert tree.locator(".jb-tot-pruned", has_text="guess").count() == 1
+    assert tree.locator(".jb-tot-pruned", has_text="show the working").count() == 1
+    selected_color = tree.locator(".jb-tot-selected").first.evaluate("e => getComputedStyle(e).borderTopColor")
+    pruned_opacity = tree.locator(".jb-tot-pruned").first.evaluate("e => Number(getComputedStyle(e).opacity)")
+    brand = page.evaluate("getComputedStyle(document.body).getPropertyValue('--jp-brand-color1').trim()")
+    assert brand and selected_color not in ("rgba(0, 0, 0, 0)", "transparent")
+    assert pruned_opacity < 1
+    view.scroll_into_view_if_needed()
+    screenshot(page, "compare_layout_light")
+
+    # Mark best: the column and its table row are highlighted.
+    view.locator('.jb-compare-column[data-key="cot#1"] .jb-mark-best').click()
+    page.wait_for_function("document.querySelector('.jb-compare-winner')?.textContent === 'Marked best: cot'",
+                           timeout=30_000)
+    best = view.locator(".jb-compare-column.jb-compare-best")
+    assert best.count() == 1 and best.get_attribute("data-key") == "cot#1"
+    assert best.evaluate("e => getComputedStyle(e).boxShadow") != "none"
+    assert best.locator(".jb-compare-best-badge").is_visible()
+    assert view.locator("tr.jb-row-best").get_attribute("data-strategy") == "cot"
+    screenshot(page, "compare_layout_marked")
+
+    # The AgentView's ToT turn shows the same nested tree (in its steps).
+    agent = page.locator(".jb-agent-view").last
+    agent.scroll_into_view_if_needed()
+    agent.locator("details.jb-process > summary").first.click()  # open the folded steps
+    agent_tree = agent.locator(".jb-tot")
+    agent_tree.wait_for(timeout=30_000)
+    assert agent_tree.locator(".jb-tot-branch-selected .jb-tot-point[data-point='2']").count() == 1
+    assert agent_tree.locator(".jb-tot-selected").count() == 2
+    assert agent.inner_text().count("ToT says") == 1
+    agent_tree.scroll_into_view_if_needed()
+    screenshot(page, "tot_tree_agent_view_light")
+
+    # Dark theme: the views follow JupyterLab's variables (dark backgrounds, no light boxes).
+    assert _luminance(page, ".jb-compare-column") > 0.6
+    _theme(page, "JupyterLab Dark")
+    assert _luminance(page, ".jb-compare-column") < 0.3
+    assert _luminance(page, ".jb-compare-head") < 0.3
+    assert _luminance(page, ".jb-tot-selected") < 0.3
+    agent_tree.scroll_into_view_if_needed()
+    screenshot(page, "tot_tree_agent_view_dark")
+    view.scroll_into_view_if_needed()
+    screenshot(page, "compare_layout_dark")
+    _theme(page, "JupyterLab Light")
+
+
+@pytest.mark.parametrize("name", ["strategies", "strategy_comparison"])
+def test_example_notebooks_in_both_themes(lab, page, name):
+    """The notebooks as a user opens them (scripted models, offline): screenshots of the first
+    screen and of the Tree-of-Thoughts / comparison output, light and dark."""
+    base, root = lab
+    for item in ("demo_models", "data"):
+        if not (root / item).exists():
+            shutil.copytree(NOTEBOOKS / item, root / item, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(NOTEBOOKS / f"{name}.ipynb", root / f"{name}.ipynb")
+    open_and_run(page, base, f"{name}.ipynb")
+    page.locator(".jb-agent-view, .jb-compare-view").first.wait_for(timeout=120_000)
+    wait_idle_after_run(page, timeout_s=240)
+    errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+    assert page.locator(".jp-RenderedText", has_text="Traceback").count() == 0, errors.all_inner_texts()
+    page.locator(".jp-Cell").first.scroll_into_view_if_needed()
+    page.wait_for_timeout(300)
+    # The first screen shows the data and the first %%agent / %%compare cell (the scripted
+    # models live in demo_models/, not in the notebook).
+    top = page.locator(".jp-Cell").first.bounding_box()["y"]
+    first_magic = page.locator(".jp-CodeCell .jp-InputArea", has_text="%%").first.bounding_box()["y"]
+    assert first_magic - top < 900, (top, first_magic)
+    screenshot(page, f"notebook_{name}_top_light")
+    target = page.locator(".jb-compare-view").first if name == "strategy_comparison" else \
+        page.locator(".jb-agent-view", has=page.locator(".jb-tot")).first
+    if name == "strategies":
+        tot = page.locator(".jb-agent-view").nth(3)
+        tot.locator("details.jb-process > summary").first.click()
+        target = tot
+        assert tot.locator(".jb-tot-selected").count() == 1
+    target.scroll_into_view_if_needed()
+    screenshot(page, f"notebook_{name}_light")
+    _theme(page, "JupyterLab Dark")
+    assert _luminance(page, ".jb-agent-view, .jb-compare-column") < 0.3
+    target.scroll_into_view_if_needed()
+    screenshot(page, f"notebook_{name}_dark")
+    _theme(page, "JupyterLab Light")
