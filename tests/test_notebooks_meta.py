@@ -20,11 +20,9 @@ NOTEBOOKS_DIR = Path(__file__).resolve().parent.parent / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("*.ipynb"))
 KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "JUPYTER_BRAIN_BASE_URL", "ANTHROPIC_BASE_URL")
 
-# The switch every notebook uses: live only when one of these is set.
-LIVE_LINE = (
-    'LIVE = bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("OPENAI_API_KEY") '
-    'or os.environ.get("OPENAI_BASE_URL"))'
-)
+# The stand-in models live beside the notebooks (notebooks/demo_models, tests/test_demo_models.py):
+# each returns "auto" when a key or a local server is configured, a ScriptedProvider otherwise.
+IMPORTS = re.compile(r"^from demo_models(?:\.\w+)? import (.+)$", re.M)
 
 SECRET_PATTERNS = {
     "Anthropic/OpenAI-style key": re.compile(r"\bsk-(?:ant-)?[A-Za-z0-9_-]{16,}"),
@@ -101,7 +99,8 @@ def test_offline_uses_only_scripted_providers(path):
     text = "\n".join(source(c) for c in code_cells(nb))
     cells = agent_cells(nb)
     assert cells, f"{path.name} has no %%agent cell"
-    assert LIVE_LINE in text, f"{path.name} must decide LIVE from the environment exactly as the others do"
+    imported = {n.strip() for names in IMPORTS.findall(text) for n in names.split(",")}
+    assert imported, f"{path.name} must take its models from demo_models (live or scripted, decided there)"
     assert not re.search(r"AgentMagics\.provider|%agent config[^\n]*provider\s*=|get_provider\(", text), (
         f"{path.name} changes the provider outside --provider")
     for cell in cells:
@@ -112,8 +111,9 @@ def test_offline_uses_only_scripted_providers(path):
         assigned = re.findall(rf"^{re.escape(name)}\s*=(?!=)(.*)$", text, re.M)
         assert assigned, f"{path.name}: --provider {name}, but {name} is never assigned"
         for rhs in assigned:
-            assert re.match(r'\s*"auto" if LIVE else ScriptedProvider\(', rhs), (
-                f"{path.name}: {name} ={rhs} — use `{name} = \"auto\" if LIVE else ScriptedProvider(...)`")
+            call = re.match(r"\s*(\w+)\(", rhs)
+            assert call and call.group(1) in imported, (
+                f"{path.name}: {name} ={rhs} — use a model function of demo_models, e.g. `{name} = quickstart_model()`")
     # The saved run was offline: every turn a view showed came from the scripted provider.
     state = nb.get("metadata", {}).get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
     for model in state.get("state", {}).values():
@@ -195,7 +195,7 @@ def test_runs_offline_without_keys(path, monkeypatch):
     nb = nbformat.read(path, as_version=4)
     nb.cells.insert(0, nbformat.v4.new_code_cell(_GUARD))
     nb.cells.append(nbformat.v4.new_code_cell(
-        "assert not LIVE, 'LIVE without a key'\n"
+        "from demo_models import live\nassert not live(), 'a live model without a key'\n"
         "assert not _jb_network_attempts, _jb_network_attempts\n"
         "assert _agent.status == 'completed', _agent"
     ))
