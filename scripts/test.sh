@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Install everything the test suite needs on a fresh machine, then run all tests:
-# ruff and mypy (rules in pyproject.toml), Python unit/integration tests, the front-end's
-# vitest suite, the example notebooks under nbval, and the real-browser check (JupyterLab +
-# headless Debian Chromium).
+# Install everything the test suite needs on a fresh machine, then run all tests: the
+# widgets' vitest suite, the JupyterLab extension's vitest suite and build, the wheel
+# installed into a fresh venv, ruff and mypy (rules in pyproject.toml), Python
+# unit/integration tests, the example notebooks under nbval, and the real-browser checks
+# (JupyterLab + headless Debian Chromium).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
