@@ -36,21 +36,27 @@ def lab(tmp_path_factory):
         if os.environ.get("CI"):
             pytest.fail("Debian chromium is missing in CI (scripts/test.sh installs it)")
         pytest.skip("needs Debian's chromium at /usr/bin/chromium (apt-get install chromium)")
-    root = tmp_path_factory.mktemp("lab-root")
-    workspaces = tmp_path_factory.mktemp("lab-workspaces")
-    settings = tmp_path_factory.mktemp("lab-settings")
+    yield from serve_lab(sys.executable, tmp_path_factory, "lab")
+
+
+def serve_lab(python: str, tmp_path_factory, prefix: str):
+    """Start ``python -m jupyterlab`` on a fresh root folder; yields (base_url, root_dir)
+    once it answers, and stops it afterwards. No keys in its environment, no news toast."""
+    root = tmp_path_factory.mktemp(f"{prefix}-root")
+    workspaces = tmp_path_factory.mktemp(f"{prefix}-workspaces")
+    settings = tmp_path_factory.mktemp(f"{prefix}-settings")
     # No "Jupyter news?" toast over the screenshots.
     news = settings / "@jupyterlab" / "apputils-extension"
     news.mkdir(parents=True)
     (news / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
     port = _free_port()
-    log = open(tmp_path_factory.mktemp("lab-log") / "lab.log", "w")
+    log = open(tmp_path_factory.mktemp(f"{prefix}-log") / "lab.log", "w")
     env = {**os.environ, "JUPYTER_PLATFORM_DIRS": "1"}
     for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "JUPYTER_BRAIN_BASE_URL"):
         env.pop(var, None)
     proc = subprocess.Popen(
         [
-            sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
+            python, "-m", "jupyterlab", "--no-browser", "--allow-root",
             "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
             "--IdentityProvider.token=", "--ServerApp.password=",
             "--ServerApp.disable_check_xsrf=True",

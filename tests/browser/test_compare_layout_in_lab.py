@@ -173,7 +173,7 @@ def test_compare_columns_align_scroll_and_highlight_the_winner(lab, page):
     _theme(page, "JupyterLab Light")
 
 
-@pytest.mark.parametrize("name", ["strategies", "strategy_comparison"])
+@pytest.mark.parametrize("name", ["quickstart", "strategies", "strategy_comparison"])
 def test_example_notebooks_in_both_themes(lab, page, name):
     """The notebooks as a user opens them (scripted models, offline): screenshots of the first
     screen and of the Tree-of-Thoughts / comparison output, light and dark."""
@@ -197,6 +197,9 @@ def test_example_notebooks_in_both_themes(lab, page, name):
     screenshot(page, f"notebook_{name}_top_light")
     target = page.locator(".jb-compare-view").first if name == "strategy_comparison" else \
         page.locator(".jb-agent-view", has=page.locator(".jb-tot")).first
+    if name == "quickstart":  # the answer on top of the view, the figure in its tool row
+        target = page.locator(".jb-agent-view").first
+        assert target.locator(".jb-answer").count() == 1
     if name == "strategies":
         tot = page.locator(".jb-agent-view").nth(3)
         tot.locator("details.jb-process > summary").first.click()

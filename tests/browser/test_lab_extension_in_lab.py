@@ -13,13 +13,11 @@ import os
 import re
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from .conftest import CHROMIUM, _free_port, open_and_run, screenshot, wait_idle_after_run, write_notebook
+from .conftest import CHROMIUM, open_and_run, screenshot, serve_lab, wait_idle_after_run, write_notebook
 
 pytestmark = pytest.mark.browser
 
@@ -79,46 +77,7 @@ def brain_lab(tmp_path_factory):
         if os.environ.get("CI") or os.environ.get("JUPYTER_BRAIN_LAB_PYTHON"):
             pytest.fail(f"the jupyter-brain lab extension is not enabled for {python}")
         pytest.skip("the lab extension is not built/installed here (scripts/test.sh builds it)")
-    root = tmp_path_factory.mktemp("brain-lab-root")
-    settings = tmp_path_factory.mktemp("brain-lab-settings")
-    news = settings / "@jupyterlab" / "apputils-extension"
-    news.mkdir(parents=True)
-    (news / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
-    port = _free_port()
-    log = open(tmp_path_factory.mktemp("brain-lab-log") / "lab.log", "w")
-    env = {**os.environ, "JUPYTER_PLATFORM_DIRS": "1"}
-    for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "JUPYTER_BRAIN_BASE_URL"):
-        env.pop(var, None)
-    proc = subprocess.Popen(
-        [python, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ServerApp.ip=127.0.0.1",
-         f"--ServerApp.port={port}", "--ServerApp.port_retries=0", "--IdentityProvider.token=",
-         "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True", "--LabApp.expose_app_in_browser=True",
-         f"--LabApp.workspaces_dir={tmp_path_factory.mktemp('brain-lab-ws')}",
-         f"--LabApp.user_settings_dir={settings}", f"--ServerApp.root_dir={root}", "--LabApp.news_url=",
-         "--LabServerApp.announcements_url="],
-        stdout=log, stderr=subprocess.STDOUT, env=env, cwd=root,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"jupyter lab exited early; see {log.name}")
-        try:
-            with urllib.request.urlopen(f"{base}/api/status", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.terminate()
-        pytest.fail("jupyter lab did not start within 90 s")
-    yield base, root
-    proc.terminate()
-    try:
-        proc.wait(15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+    yield from serve_lab(python, tmp_path_factory, "brain-lab")
 
 
 def _wait_cells(page, count: int, timeout_s: float = 120) -> list[dict]:
