@@ -197,9 +197,11 @@ def test_example_notebooks_in_both_themes(lab, page, name):
     screenshot(page, f"notebook_{name}_top_light")
     target = page.locator(".jb-compare-view").first if name == "strategy_comparison" else \
         page.locator(".jb-agent-view", has=page.locator(".jb-tot")).first
-    if name == "quickstart":  # the answer on top of the view, the figure in its tool row
+    if name == "quickstart":  # data → %%agent → the answer, all on the first screen
         target = page.locator(".jb-agent-view").first
-        assert target.locator(".jb-answer").count() == 1
+        answer = target.locator(".jb-answer")
+        assert answer.count() == 1
+        assert answer.bounding_box()["y"] + 40 < page.viewport_size["height"], answer.bounding_box()
     if name == "strategies":
         tot = page.locator(".jb-agent-view").nth(3)
         tot.locator("details.jb-process > summary").first.click()
