@@ -14,7 +14,12 @@ message conversion, no sleeping).
 Goals: ours <= 1/3 of smolagents' per step, flat from N=20 to N=200 (issue #11); and
 ours <= 0.3 ms per step. Prints figures; asserts nothing.
 
-    python benchmarks/overhead.py [--repeats 5]
+The run also prints what one bare hand-off to a waiting thread and back costs on this
+machine: "ours" minus "ours inline" is mostly that. Two thread wake-ups that cross CPUs
+are expensive in a virtual machine (the idle vCPU has to be woken); ``--one-cpu`` runs
+everything (both frameworks, all their threads) on one CPU, where they are not.
+
+    python benchmarks/overhead.py [--repeats 5] [--one-cpu]
 
 smolagents is optional (``pip install -e .[bench]``); without it only ours is printed.
 """
@@ -24,8 +29,10 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import queue
 import statistics
 import tempfile
+import threading
 import time
 import warnings
 from collections.abc import Callable
@@ -169,6 +176,31 @@ def smolagents_runner() -> tuple[str, Callable[[int], float]] | None:
     return smolagents.__version__, run_smolagents
 
 
+def handoff_us(rounds: int = 2000) -> float:
+    """Microseconds for one bare round trip to a waiting thread (a queue put, then a lock
+    the thread releases): the least a tool call on a worker thread can add to a step."""
+    inbox: queue.SimpleQueue[threading.Lock | None] = queue.SimpleQueue()
+
+    def worker() -> None:
+        while (done := inbox.get()) is not None:
+            done.release()
+
+    thread = threading.Thread(target=worker, daemon=True)
+    thread.start()
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        for _ in range(rounds):
+            done = threading.Lock()
+            done.acquire()
+            inbox.put(done)
+            done.acquire()
+        times.append((time.perf_counter() - start) / rounds * 1e6)
+    inbox.put(None)
+    thread.join()
+    return statistics.median(times)
+
+
 def verdict(ours: dict[int, float], peer: dict[int, float] | None) -> str:
     spread = max(ours.values()) / min(ours.values())
     flat = spread <= FLAT_TOLERANCE
@@ -193,8 +225,14 @@ MODES: dict[str, tuple[bool, bool]] = {
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--one-cpu", action="store_true",
+                        help="run on one CPU (Linux): threads hand over without waking another CPU")
     args = parser.parse_args()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0  # others' load, before ours
+    if args.one_cpu:  # before any thread starts: every thread inherits it
+        if not hasattr(os, "sched_setaffinity"):
+            parser.error("--one-cpu needs Linux (os.sched_setaffinity)")
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     peer = smolagents_runner()
     ours: dict[str, dict[int, list[float]]] = {m: {n: [] for n in SIZES} for m in MODES}
     theirs: dict[int, list[float]] = {n: [] for n in SIZES}
@@ -212,11 +250,14 @@ def main() -> None:
                 if peer is not None:
                     theirs[n].append(peer[1](n))
 
+    handoff = handoff_us()
     med = {m: {n: statistics.median(v) for n, v in ours[m].items()} for m in MODES}
     peer_med = {n: statistics.median(v) for n, v in theirs.items()} if peer is not None else None
     print("per-step overhead, ms (one tool call per step; model and tool take no time)")
     busy = "  (busy machine: figures are noisy)" if load > 0.5 * (os.cpu_count() or 1) else ""
     print(f"load average before the run {load:.2f} on {os.cpu_count()} cores{busy}")
+    cpus = "one CPU (--one-cpu)" if args.one_cpu else f"any of {os.cpu_count()} CPUs"
+    print(f"threads run on {cpus}; one bare hand-off to a waiting thread and back: {handoff:.0f} µs")
     print(f"median of {args.repeats} runs per cell (min in brackets); wall time of the run / steps")
     print("work per run of N steps: N-1 steps calling noop(i), then the answer "
           "(smolagents answers through its final_answer tool call)")

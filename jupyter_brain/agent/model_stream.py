@@ -75,9 +75,12 @@ class ModelCall:
     thinking_budget: int
     stop: Callable[[], bool]  # a cancel or the deadline: end the stream early
     announced: set[str]  # tool call ids whose ToolCallStart was emitted (the tool step skips them)
+    reports_fallbacks: bool = False  # a provider chain: its switches become events (fixed per turn)
     received: int = 0  # stream events yielded so far (a failure after the first is mid-stream)
 
     def run(self, stream: bool) -> ModelOutcome:
+        if not self.reports_fallbacks:
+            return self._stream() if stream else self._whole()
         with reporting_fallbacks(self.provider, self.emit, self.step):  # a provider chain's switches
             return self._stream() if stream else self._whole()
 

@@ -96,7 +96,9 @@ class Usage(BaseModel):
 
     @property
     def estimated(self) -> bool:
-        return self._estimated
+        # Read from pydantic's private store directly: ``self._estimated`` goes through
+        # ``BaseModel.__getattr__``, and this is read for every model call.
+        return self.__pydantic_private__["_estimated"]  # type: ignore[index]
 
     @estimated.setter
     def estimated(self, value: bool) -> None:

@@ -67,3 +67,35 @@ def test_configured_keys_are_secrets_placeholders_are_not(monkeypatch):
     local = OpenAICompatProvider(preset="ollama", model="llama3.2")
     assert provider_secrets(local) == ()
     assert provider_secrets(ScriptedProvider([])) == ()
+
+
+def test_capability_checks_decide_as_typing_does():
+    """The capabilities' fast ``isinstance`` (run on every turn) agrees with typing's own."""
+    from typing import Protocol
+
+    from jupyter_brain.providers import capabilities as caps
+    from jupyter_brain.providers.anthropic import AnthropicProvider
+    from jupyter_brain.providers.chain import ChainProvider
+    from jupyter_brain.providers.scripted import ScriptedProvider
+
+    class AllNone:  # method members set to None do not count; data members do
+        supports_native_thinking = None
+        api_key = None
+        on_fallback = None
+        members = ()
+        exact_input_tokens = None
+        clone = None
+        web_search_tool = None
+
+    protocols = [caps.NativeThinking, caps.ExactTokenCount, caps.Cloneable, caps.HoldsApiKey,
+                 caps.Composite, caps.ReportsFallbacks, caps.ServerWebSearch]
+    objects = [object(), AllNone(), ScriptedProvider([]), AnthropicProvider(api_key="sk-test"),
+               ChainProvider([ScriptedProvider([]), ScriptedProvider([])])]
+    typing_check = type(Protocol).__instancecheck__  # typing's own, which the metaclass replaces
+    decided = set()
+    for obj in objects:
+        for protocol in protocols:
+            expected = typing_check(protocol, obj)
+            assert isinstance(obj, protocol) is expected, (type(obj).__name__, protocol.__name__)
+            decided.add(expected)
+    assert decided == {True, False}
