@@ -3,7 +3,7 @@
 The records sit beside the events they summarise, so ``%agent decisions`` and a
 DataFrame of them outlive the kernel. Given an ``EventLog`` the store shares its
 connection and lock (an in-memory log has no file another connection could open) and
-its masking of secrets; given a path it opens its own database.
+its masking of secrets; given a path it opens its own database (``events.database``).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..events.database import Database
 from .base import RuntimeDecisionRecord
 
 if TYPE_CHECKING:
@@ -33,29 +34,6 @@ CREATE TABLE IF NOT EXISTS decisions (
 );
 CREATE INDEX IF NOT EXISTS decisions_by_session ON decisions(session_id, id);
 """
-
-
-class Database:
-    """A SQLite connection, the lock that guards it and the masking applied to what is
-    written: the event log's own when there is one (its writer thread uses both)."""
-
-    def __init__(self, source: EventLog | str | Path, schema: str) -> None:
-        if isinstance(source, (str, Path)):
-            path = str(source)
-            if path != ":memory:":
-                Path(path).parent.mkdir(parents=True, exist_ok=True)
-            self.connection = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-            self.lock: Any = threading.Lock()
-            self._event_log: EventLog | None = None
-        else:
-            self.connection, self.lock = source.shared_connection()
-            self._event_log = source
-        with self.lock:
-            self.connection.executescript(schema)
-
-    def scrub(self, text: str) -> str:
-        # The log's masking is set once a harness redacts its logs.
-        return self._event_log.scrub(text) if self._event_log is not None else text
 
 
 class DecisionRecords(list[RuntimeDecisionRecord]):

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..context.search import bm25_scores, tokenize
-from .sqlite import Database
+from ..events.database import Database
 
 if TYPE_CHECKING:
     from ..events import EventLog

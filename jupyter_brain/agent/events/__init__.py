@@ -2,7 +2,8 @@
 
 ``schema`` holds the event models (the contract shared with the front-end, whose
 TypeScript types are generated from it); ``store`` holds ``EventLog``, the SQLite store
-of events, session histories and records.
+of events, session histories and records; ``database`` how every SQLite file is opened,
+and ``Database`` for tables kept beside the log (decisions, learned tool use).
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from .database import connect
 from .rows import MESSAGE_JSON, event_json, insert_rows
 from .schema import EVENT_ADAPTER, Event, EventBase, TurnEnd, TurnStart
 
@@ -93,15 +94,8 @@ class EventLog:
         flush_every: int = 512,
         redact: Any = None,
     ) -> None:
-        import sqlite3
-        from pathlib import Path
-
         self.path = str(path)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db = connect(self.path)
         self._db.executescript(_SCHEMA)
         self._lock = threading.RLock()  # the pending buffers
         self._db_lock = threading.Lock()  # the connection (writer thread and readers)

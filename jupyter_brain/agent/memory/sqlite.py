@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import builtins
 import re
-import sqlite3
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..context.search import bm25_scores, tokenize
+from ..events.database import Database
 from ..redact import Redactor
 from .base import Memory
 
@@ -83,13 +82,8 @@ class SQLiteMemory:
         redact: Callable[[str], str] | None = None,
     ) -> None:
         self.path = _database_path(location)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=10)
-        if self.path != ":memory:":
-            self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.executescript(_SCHEMA)
-        self._lock = threading.Lock()
+        database = Database(self.path, _SCHEMA)
+        self._db, self._lock = database.connection, database.lock
         self._writes = 0  # with PRAGMA data_version: whether the cached tokens are current
         self._cache: tuple[tuple[int, int], builtins.list[tuple[int, builtins.list[str]]]] | None = None
         self.provider = provider
