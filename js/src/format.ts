@@ -1,41 +1,13 @@
-// Wording shared with jupyter_brain/widgets/_format.py (keep them alike).
+// The wording comes from jupyter_brain/widgets/labels.json, which the Python views read too;
+// the helpers below have twins in jupyter_brain/widgets/_format.py (keep them alike).
+import labels from "../../jupyter_brain/widgets/labels.json";
 
-export const STATUS_LABEL: Record<string, string> = {
-  idle: "idle",
-  running: "running",
-  completed: "completed",
-  max_steps: "stopped: step limit reached",
-  timeout: "stopped: time limit reached",
-  strategy_limit: "stopped: strategy limit reached",
-  error: "failed: provider error",
-  interrupted: "interrupted",
-  refused: "refused: the model declined",
-};
-
-export const STATUS_ICON: Record<string, string> = {
-  running: "●",
-  completed: "✓",
-  max_steps: "■",
-  timeout: "◷",
-  strategy_limit: "■",
-  error: "✗",
-  interrupted: "■",
-  refused: "⊘",
-};
-
-export const TOOL_ICON: Record<string, string> = {
-  running: "⋯",
-  ok: "✓",
-  error: "✗",
-  timeout: "◷",
-  denied: "⊘",
-  blocked: "⊘",
-  invalid: "⚠",
-  interrupted: "■",
-  truncated: "✂",
-};
-
-export const ESTIMATED_MARK = "≈ estimated";
+export const STATUS_LABEL: Record<string, string> = labels.status_label;
+export const STATUS_ICON: Record<string, string> = labels.status_icon;
+export const TOOL_ICON: Record<string, string> = labels.tool_icon;
+export const STRATEGY_LABEL: Record<string, string> = labels.strategy_label;
+export const TRIGGER_LABEL: Record<string, string> = labels.trigger_label;
+export const ESTIMATED_MARK: string = labels.estimated_mark;
 
 /** `retrying 2/3 after: overloaded` (as _format.retry_text). */
 export function retryText(e: { attempt: number; max_attempts: number; reason: string; delay_s?: number }): string {
@@ -47,15 +19,6 @@ export function retryText(e: { attempt: number; max_attempts: number; reason: st
 export function safeImageUrl(url: unknown): string | null {
   return typeof url === "string" && /^data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=]+$/.test(url) ? url : null;
 }
-
-export const STRATEGY_LABEL: Record<string, string> = {
-  thought: "Thought",
-  action: "Action",
-  observation: "Observation",
-  reflection: "Reflection",
-  branch: "Branch",
-  final_answer: "Final answer",
-};
 
 export function duration(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)} ms`;

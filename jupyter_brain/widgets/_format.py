@@ -1,68 +1,31 @@
-"""Small formatting helpers shared by the text and Markdown renderings (the front-end has
-its own copies in ``js/src/format.ts``; keep the wording alike)."""
+"""Small formatting helpers shared by the text and Markdown renderings. The wording of
+statuses, icons and strategy steps comes from ``labels.json``, which the widget's
+``js/src/format.ts`` reads too; the helpers' logic has a twin there (keep them alike)."""
 
 from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
-TRIGGER_LABEL = {"tool_error": "after a tool error", "uncertainty": "on uncertainty", "periodic": "periodic"}
+_LABELS: dict[str, Any] = json.loads(Path(__file__).with_name("labels.json").read_text(encoding="utf-8"))
+STATUS_LABEL: dict[str, str] = _LABELS["status_label"]
+STATUS_ICON: dict[str, str] = _LABELS["status_icon"]
+TOOL_ICON: dict[str, str] = _LABELS["tool_icon"]
+STRATEGY_LABEL: dict[str, str] = _LABELS["strategy_label"]
+TRIGGER_LABEL: dict[str, str] = _LABELS["trigger_label"]
+ESTIMATED_MARK: str = _LABELS["estimated_mark"]
 
 
 def trigger_label(trigger: str | None) -> str:
     return TRIGGER_LABEL.get(trigger or "periodic", "periodic")
 
 
-STATUS_LABEL = {
-    "idle": "idle",
-    "running": "running",
-    "completed": "completed",
-    "max_steps": "stopped: step limit reached",
-    "timeout": "stopped: time limit reached",
-    "strategy_limit": "stopped: strategy limit reached",
-    "error": "failed: provider error",
-    "interrupted": "interrupted",
-    "refused": "refused: the model declined",
-}
-
-STATUS_ICON = {
-    "completed": "✓",
-    "max_steps": "■",
-    "timeout": "◷",
-    "strategy_limit": "■",
-    "error": "✗",
-    "interrupted": "■",
-    "refused": "⊘",
-}
-
-TOOL_ICON = {
-    "ok": "✓",
-    "error": "✗",
-    "timeout": "◷",
-    "denied": "⊘",
-    "blocked": "⊘",
-    "invalid": "⚠",
-    "interrupted": "■",
-    "truncated": "✂",
-}
-
-ESTIMATED_MARK = "≈ estimated"
-
-
 def retry_text(e: dict[str, Any]) -> str:
     """``retrying 2/3 after: overloaded`` (the failed attempt's output is discarded)."""
     wait = f" in {e['delay_s']:.1f} s" if e.get("delay_s") else ""
     return f"retrying {e['attempt']}/{e['max_attempts']} after: {e['reason']}{wait} (partial output discarded)"
-
-STRATEGY_LABEL = {
-    "thought": "Thought",
-    "action": "Action",
-    "observation": "Observation",
-    "reflection": "Reflection",
-    "branch": "Branch",
-    "final_answer": "Final answer",
-}
 
 
 def duration(ms: float) -> str:

@@ -1,7 +1,7 @@
 // One-shot blocks: reflection cards, error cards, compaction and retry markers, the
 // thinking-phase card and the refusal card.
 import { h } from "../dom";
-import { plural, retryText, tokens } from "../format";
+import { plural, retryText, tokens, TRIGGER_LABEL } from "../format";
 import type { EventOf } from "../protocol";
 import type { MarkdownFn } from "./text";
 
@@ -12,8 +12,7 @@ function markdownDiv(markdown: MarkdownFn, cls: string, src: string): HTMLDivEle
 }
 
 export function reflectionCard(e: EventOf<"reflection">, markdown: MarkdownFn): HTMLElement {
-  const trigger =
-    e.trigger === "tool_error" ? "after a tool error" : e.trigger === "uncertainty" ? "on uncertainty" : "periodic";
+  const trigger = TRIGGER_LABEL[e.trigger ?? "periodic"] ?? TRIGGER_LABEL.periodic;
   if (e.skipped) {
     return h(
       "div",
