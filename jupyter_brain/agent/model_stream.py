@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..providers.base import LLMProvider, ProviderError, ProviderResult, close_stream
+from ..providers.capabilities import ReportsFallbacks
 from .callbacks import AgentCallbacks
 from .events import (
     StrategyStepEvent,
@@ -75,11 +76,10 @@ class ModelCall:
     thinking_budget: int
     stop: Callable[[], bool]  # a cancel or the deadline: end the stream early
     announced: set[str]  # tool call ids whose ToolCallStart was emitted (the tool step skips them)
-    reports_fallbacks: bool = False  # a provider chain: its switches become events (fixed per turn)
     received: int = 0  # stream events yielded so far (a failure after the first is mid-stream)
 
     def run(self, stream: bool) -> ModelOutcome:
-        if not self.reports_fallbacks:
+        if not isinstance(self.provider, ReportsFallbacks):  # not a chain: no listener to set
             return self._stream() if stream else self._whole()
         with reporting_fallbacks(self.provider, self.emit, self.step):  # a provider chain's switches
             return self._stream() if stream else self._whole()

@@ -14,7 +14,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ..providers.base import ProviderError, ProviderResult, Usage
-from ..providers.capabilities import ReportsFallbacks, has_native_thinking
+from ..providers.capabilities import has_native_thinking
 from .budget import TurnBudget
 from .citations import finish_citations
 from .context.fitting import ContextFitter
@@ -91,7 +91,6 @@ class Turn:
         self.tool_schemas = harness.offered_tools(history, user_message)  # fixed for the turn
         self.web = TurnWeb.start(harness, self)  # web_mode="on": adds the turn's web search tool (agent/web)
         self.native_thinking = has_native_thinking(harness.provider)  # fixed for the turn too
-        self.reports_fallbacks = isinstance(harness.provider, ReportsFallbacks)  # a chain (agent/fallbacks)
         self.system_prompt = harness.build_system_prompt()
         self.provenance = harness.prompt_provenance.rendered(self.system_prompt)
         # What the integrations add to the result (citations, memories, the context pack).
@@ -225,7 +224,7 @@ class Turn:
             timeout_s=max(1.0, self.budget.remaining_s()),
             thinking_budget=self.settings.level.token_budget if native else 0,
             stop=lambda: self._cancelled() or self.budget.is_expired(),
-            announced=self.announced, reports_fallbacks=self.reports_fallbacks,
+            announced=self.announced,
         )
 
     # accounting ------------------------------------------------------------------------
