@@ -172,6 +172,20 @@ describe("cards", () => {
 });
 
 describe("header, footer and turn end", () => {
+  it("names the chain member that answered after a fallback, and the next turn's own", () => {
+    const { r, q } = make();
+    r.append([
+      start,
+      { type: "step_start", step: 1, ts: 100.1 },
+      { type: "provider_fallback", step: 1, failed: "scripted:m", next: "ollama:qwen3:4b", kind: "overloaded", message: "Overloaded", ts: 100.2 },
+    ]);
+    expect(q(".jb-h-model")?.textContent).toBe("ollama / qwen3:4b");
+    expect(q(".jb-h-model")?.title).toBe("scripted:m failed (overloaded); ollama:qwen3:4b answered");
+    r.append([{ ...start, ts: 200 }]);
+    expect(q(".jb-h-model")?.textContent).toBe("scripted / m");
+    expect(q(".jb-h-model")?.title).toBe("");
+  });
+
   it("shows model, levels, session, step counter and status", () => {
     const { r, q } = make();
     r.append([start, { type: "step_start", step: 2, ts: 101.5 }]);

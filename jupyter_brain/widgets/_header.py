@@ -45,6 +45,10 @@ class Header:
             self.__dict__.update(fresh.__dict__)
         elif etype == "step_start":
             self.step = e["step"]
+        elif etype == "provider_fallback":
+            # A chain moved on: name the member that answers from now on. Labels are
+            # ``name:model``; a model may hold colons (``ollama:qwen3:4b``), a name does not.
+            self.provider, _, self.model = str(e.get("next", "")).partition(":")
         elif etype == "step_end":
             self.steps += 1
         elif etype == "tool_call_end":

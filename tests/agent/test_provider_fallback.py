@@ -177,3 +177,17 @@ def test_a_switch_mid_turn_leaves_a_history_both_providers_take() -> None:
     assert uses == results and len(uses) == 1
     assert other.text == "Rain tomorrow." and signature not in json.dumps(wire)
     assert [m["role"] for m in wire] == ["system", "user", "assistant", "tool", "assistant", "user"]
+
+
+def test_after_a_fallback_the_views_name_the_member_that_answered() -> None:
+    from jupyter_brain.widgets._header import Header
+
+    backup = ScriptedProvider(["Sunny."], model="qwen3:4b")
+    backup.name = "ollama"  # type: ignore[misc]
+    result, events, _ = run(ChainProvider([ScriptedProvider([OVERLOADED], model="primary"), backup]))
+    header = Header()
+    for e in events:
+        header.update(e.model_dump())
+        if e.type == "turn_start":
+            assert header.model_label == "scripted/primary"  # who is asked first
+    assert header.model_label == "ollama/qwen3:4b"  # a model name's own colon survives

@@ -48,6 +48,10 @@ export class Header {
       case "step_start":
         setText(this.step, this.maxSteps ? `step ${e.step} / ${this.maxSteps}` : `step ${e.step}`);
         break;
+      case "provider_fallback": // a chain moved on: name the member that answers from now on
+        setText(this.model, providerLabel(e.next));
+        this.model.title = `${e.failed} failed (${e.kind}); ${e.next} answered`;
+        break;
       case "turn_end":
         this.running = false;
         this.stopTicker();
@@ -60,6 +64,7 @@ export class Header {
 
   private start(e: EventOf<"turn_start">): void {
     setText(this.model, [e.provider, e.model].filter(Boolean).join(" / ") || "agent");
+    this.model.title = "";
     const think = e.think_level ?? "off";
     setText(this.think, `think ${think}`);
     this.think.hidden = think === "off" || think === "";
@@ -147,4 +152,11 @@ export class Footer {
     this.el.replaceChildren(...items);
     this.el.hidden = false;
   }
+}
+
+/** A chain member's `name:model` label (models may hold colons: `ollama:qwen3:4b`) as the
+ * header shows a provider and model: `ollama / qwen3:4b` (as Header.update in _header.py). */
+export function providerLabel(label: string): string {
+  const at = label.indexOf(":");
+  return at < 0 ? label : `${label.slice(0, at)} / ${label.slice(at + 1)}`;
 }

@@ -186,6 +186,17 @@ class TurnTracer:
         assert span is not None
         span.add_event(f"{PREFIX}.provider_fallback", clean(
             {"failed": e.failed, "next": e.next, "kind": e.kind, "message": e.message}, self.redact), timestamp=ns)
+        # The chain's next member answers this call (``name:model``; the call's request
+        # attributes keep the member first asked), and the turn's later calls go to it.
+        provider, _, model = e.next.partition(":")
+        if self.llm is not None:
+            self.llm.set_attributes(clean({"gen_ai.response.model": model or None, "llm.model_name": model or None,
+                                           "llm.provider": provider or None}, self.redact))
+        later = {"gen_ai.provider.name": provider or None, "gen_ai.system": provider or None,
+                 "gen_ai.request.model": model or None, "llm.model_name": model or None, "llm.provider": provider or None}
+        for key in later:  # none of the failed member's names stays behind
+            self.model_attributes.pop(key, None)
+        self.model_attributes.update(clean(later, self.redact))
 
     def _prepared(self, e: Any, ns: int) -> None:
         self.prepared_ns = ns

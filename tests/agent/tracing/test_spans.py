@@ -262,3 +262,22 @@ def test_no_secret_reaches_a_span(exporter, monkeypatch) -> None:
     assert turn["jupyter_brain.run_context.api_key"] == "[REDACTED]"
     assert turn["jupyter_brain.run_context.nested.auth_token"] == "[REDACTED]"
     assert json.loads(_only(spans, TURN_SPAN).to_json())["status"]["status_code"] == "ERROR"
+
+
+def test_after_a_fallback_llm_spans_name_the_chain_member_that_answered(exporter) -> None:
+    from jupyter_brain.providers.chain import ChainProvider
+
+    overloaded = {"error": {"message": "Overloaded", "kind": "overloaded", "status_code": 529}}
+    backup = ScriptedProvider([{"text": "Looking.", "tool_calls": [_call("fetch", "c1", part=1)]}, "Revenue 42."],
+                              model="qwen3:4b")
+    backup.name = "ollama"  # type: ignore[misc]
+    harness = AgentHarness(ChainProvider([ScriptedProvider([overloaded], model="primary"), backup]),
+                           AgentToolRegistry([fetch]), None)
+    harness.retry = RetryPolicy(wait=lambda seconds, cancel: False)
+    assert harness.run_turn("s", [], "revenue?").status == "completed"
+    first, second = (dict(s.attributes or {}) for s in _by_name(exporter.get_finished_spans(), LLM_SPAN))
+    assert first["gen_ai.request.model"] == "primary"  # asked first
+    assert (first["gen_ai.response.model"], first["llm.model_name"], first["llm.provider"]) == (
+        "qwen3:4b", "qwen3:4b", "ollama")  # answered
+    assert (second["gen_ai.request.model"], second["gen_ai.provider.name"], second["llm.model_name"]) == (
+        "qwen3:4b", "ollama", "qwen3:4b")  # the turn's next call goes to the member that answered
