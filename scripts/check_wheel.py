@@ -3,8 +3,10 @@
 What a user gets from ``pip install jupyter-brain`` (no Node, no editable install): the
 wheel must hold ``install.json`` and the built extension under
 ``share/jupyter/labextensions/jupyter-brain``, and ``jupyter labextension list`` in the new
-environment must show it enabled and OK. Prints the new environment's Python last, for
-the browser tests (``JUPYTER_BRAIN_LAB_PYTHON``) to run JupyterLab from it.
+environment must show it enabled and OK, with the newest JupyterLab and with the oldest
+the ``lab`` extra allows (JupyterLab refuses an extension built to need newer packages).
+Prints the new environment's Python last, for the browser tests
+(``JUPYTER_BRAIN_LAB_PYTHON``) to run JupyterLab from it.
 
     python scripts/check_wheel.py [--out build/wheel-check]
 """
@@ -16,6 +18,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 import venv
 import zipfile
 from pathlib import Path
@@ -47,6 +50,23 @@ def check_contents(wheel: Path) -> None:
     print(f"{wheel.name}: install.json and {sum(SHARE + 'static/' in n for n in names)} static files of the extension")
 
 
+def oldest_jupyterlab() -> str:
+    """The lowest JupyterLab the ``lab`` extra allows (``jupyterlab>=4.2`` → ``4.2``)."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    spec = next(d for d in extras["lab"] if d.replace(" ", "").startswith("jupyterlab>="))
+    return spec.replace(" ", "").removeprefix("jupyterlab>=").split(",")[0]
+
+
+def check_listing(python: Path) -> str:
+    """``jupyter labextension list`` in ``python``'s environment shows the extension
+    enabled and OK (it lists an extension whose packages JupyterLab cannot satisfy with X)."""
+    listing = re.sub(r"\x1b\[[0-9;]*m", "", run([str(python), "-m", "jupyter", "labextension", "list"]))
+    line = next((ln.strip() for ln in listing.splitlines() if ln.strip().startswith("jupyter-brain ")), "")
+    if not re.fullmatch(r"jupyter-brain v\S+ enabled OK \(python, jupyter-brain\)", line):
+        sys.exit(f"jupyter labextension list does not show jupyter-brain enabled and OK:\n{listing}")
+    return line
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "wheel-check")
@@ -60,11 +80,13 @@ def main() -> None:
     venv.create(env, with_pip=True)
     python = env / "bin" / "python"
     run([str(python), "-m", "pip", "install", "-q", f"{wheel}[lab]"])
-    listing = re.sub(r"\x1b\[[0-9;]*m", "", run([str(python), "-m", "jupyter", "labextension", "list"]))
-    line = next((ln.strip() for ln in listing.splitlines() if ln.strip().startswith("jupyter-brain ")), "")
-    if not re.fullmatch(r"jupyter-brain v\S+ enabled OK \(python, jupyter-brain\)", line):
-        sys.exit(f"jupyter labextension list does not show jupyter-brain enabled and OK:\n{listing}")
-    print(f"jupyter labextension list: {line}")
+    print(f"jupyter labextension list: {check_listing(python)}")
+    oldest, old_env = oldest_jupyterlab(), args.out / "venv-oldest-lab"
+    shutil.rmtree(old_env, ignore_errors=True)
+    venv.create(old_env, with_pip=True)
+    old_python = old_env / "bin" / "python"
+    run([str(old_python), "-m", "pip", "install", "-q", f"{wheel}[lab]", f"jupyterlab=={oldest}.*"])
+    print(f"with JupyterLab {oldest}.* (the lab extra's oldest): {check_listing(old_python)}")
     print(python)
 
 

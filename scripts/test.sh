@@ -34,7 +34,8 @@ fi
 "$VENV/bin/python" -m pip install -q -e ".[test]"
 # The JupyterLab extension (js/lab, its own node_modules): vitest, a fresh build (`jupyter
 # labextension build` comes from the venv's jupyterlab), then the wheel as users get it:
-# built, installed into a fresh venv (build/wheel-check), `jupyter labextension list` checked.
+# built, installed into a fresh venv (build/wheel-check), `jupyter labextension list` checked
+# there and beside the oldest JupyterLab the `lab` extra allows.
 # The browser tests run that venv's JupyterLab (JUPYTER_BRAIN_LAB_PYTHON).
 VENV_BIN="$(cd "$VENV" && pwd)/bin"
 (cd js/lab && npm ci --no-audit --no-fund --loglevel=error && npm test && PATH="$VENV_BIN:$PATH" npm run build)
