@@ -70,9 +70,13 @@ class TurnView {
   private toolsDone = 0;
   private current = 0;
 
+  /** ``ending``: the turn's own end, when it is already known (a new view of a finished
+   *  turn): its answer shows and its process folds before the steps are painted, so a
+   *  repaint in slices never shows the steps first and the answer last. */
   constructor(
     e: EventOf<"turn_start">,
     private readonly opts: Required<RendererOptions>,
+    private readonly ending: EventOf<"turn_end"> | null = null,
   ) {
     this.flow = h("div", "jb-turn-flow");
     this.summary = h("summary", "jb-process-summary", h("span", "jb-process-live", "Working…"));
@@ -90,6 +94,16 @@ class TurnView {
       this.pinned,
       this.process,
     );
+    if (ending !== null && this.folds(ending)) {
+      this.process.open = false;
+      this.summarize(ending);
+      // Cited sources come later, as their own list: none in the answer meanwhile.
+      if (ending.status === "completed" && ending.text) this.markdownAnswer(ending.text, "jb-final", true);
+    }
+  }
+
+  private folds(e: EventOf<"turn_end">): boolean {
+    return this.opts.fold === "auto" && ANSWERED.has(e.status);
   }
 
   private step(n: number): StepView {
@@ -110,6 +124,7 @@ class TurnView {
   }
 
   private live(): void {
+    if (this.ending !== null) return; // a finished turn: its summary is already final
     const tools = this.toolsDone ? ` · ${plural(this.toolsDone, "tool")}` : "";
     setText(this.summary, `Working… step ${this.current}${tools}`);
   }
@@ -216,9 +231,9 @@ class TurnView {
     this.answer.hidden = false;
   }
 
-  private markdownAnswer(src: string, cls: string): void {
+  private markdownAnswer(src: string, cls: string, cited = this.cited): void {
     let text = src;
-    const at = this.cited ? text.lastIndexOf(SOURCES_MD) : -1;
+    const at = cited ? text.lastIndexOf(SOURCES_MD) : -1;
     if (at >= 0) text = text.slice(0, at); // the Sources list shows them
     if (!text.trim()) return;
     const div = h("div", "jb-text jb-md");
@@ -239,6 +254,17 @@ class TurnView {
       // Why the turn stopped (the error card says it already for a failed turn).
       this.markdownAnswer(e.text, "jb-stopped");
     }
+    this.summarize(e);
+    if (this.folds(e)) {
+      this.process.open = false;
+      // Approval cards stay in sight, above the folded steps.
+      for (const s of this.steps.values()) for (const card of s.tools?.approvals() ?? []) this.pinned.append(card);
+    }
+    this.el.classList.remove("jb-running");
+    this.el.classList.add("jb-ended", `jb-status-${e.status}`);
+  }
+
+  private summarize(e: EventOf<"turn_end">): void {
     const label = e.status === "completed" ? "" : STATUS_LABEL[e.status] ?? e.status;
     this.summary.replaceChildren(
       h(
@@ -249,13 +275,6 @@ class TurnView {
         h("span", "jb-turn-end-detail", summaryText(e)),
       ),
     );
-    if (this.opts.fold === "auto" && ANSWERED.has(e.status)) {
-      this.process.open = false;
-      // Approval cards stay in sight, above the folded steps.
-      for (const s of this.steps.values()) for (const card of s.tools?.approvals() ?? []) this.pinned.append(card);
-    }
-    this.el.classList.remove("jb-running");
-    this.el.classList.add("jb-ended", `jb-status-${e.status}`);
   }
 
   dispose(): void {
@@ -346,7 +365,7 @@ export class AgentRenderer implements StoreListener {
     this.header.update(e);
     this.footer.update(e);
     if (e.type === "turn_start") {
-      const turn = new TurnView(e, this.opts);
+      const turn = new TurnView(e, this.opts, this.endAhead());
       this.turns.push(turn);
       this.body.append(turn.el);
       return;
@@ -359,6 +378,17 @@ export class AgentRenderer implements StoreListener {
       this.body.append(turn.el);
     }
     turn.apply(e);
+  }
+
+  /** The end of the turn whose start was just taken from the backlog, if the backlog
+   *  already holds it (a new view of a finished turn). */
+  private endAhead(): EventOf<"turn_end"> | null {
+    for (let i = this.next; i < this.backlog.length; i++) {
+      const e = this.backlog[i];
+      if (e.type === "turn_end") return e;
+      if (e.type === "turn_start") return null;
+    }
+    return null;
   }
 
   private disposeParts(): void {

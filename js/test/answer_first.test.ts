@@ -330,6 +330,31 @@ describe("big turns", () => {
     expect(sliced.q(".jb-answer strong")?.textContent).toBe("170");
   }, 30_000);
 
+  it("a new view of a finished turn shows its answer first while the steps paint in slices", () => {
+    const events: AgentEvent[] = [start];
+    const steps = 170;
+    for (let s = 1; s <= steps; s++) {
+      events.push({ type: "step_start", step: s }, { type: "text_delta", step: s, text: `part **${s}**` }, { type: "step_end", step: s });
+    }
+    events.push({ type: "turn_end", status: "completed", text: "part **170**", steps, duration_ms: 1200 });
+    const whole = make();
+    whole.r.append(events.slice(0, -1));
+    whole.r.append(events.slice(-1));
+    const sliced = make();
+    const now = vi.spyOn(performance, "now");
+    let t = 0;
+    now.mockImplementation(() => (t += 1)); // every check costs 1 ms: slices of ~12 events
+    sliced.r.reset(events);
+    expect(sliced.all(".jb-step").length).toBeLessThan(steps); // still painting
+    expect(sliced.q(".jb-answer")?.hidden).toBe(false); // ... but the answer is there already
+    expect(sliced.q(".jb-answer strong")?.textContent).toBe("170");
+    expect((sliced.q(".jb-process") as HTMLDetailsElement).open).toBe(false); // and the steps fold under it
+    expect(sliced.q(".jb-process-summary")?.textContent).toContain("170 steps");
+    vi.runAllTimers();
+    now.mockRestore();
+    expect(sliced.host.innerHTML).toBe(whole.host.innerHTML);
+  }, 30_000);
+
   it("paints a live batch of many steps in slices too, to the same result", () => {
     // A fast stream can bring many whole steps in one batch: one task must not paint them all.
     const events: AgentEvent[] = [];
