@@ -144,3 +144,47 @@ def compaction_text(e: dict[str, Any]) -> str:
     fallback = f"; {e['fallback']}" if e.get("fallback") else ""
     return (f"history compacted ({e['strategy']}): {tokens(e['tokens_before'])} → "
             f"{tokens(e['tokens_after'])} tokens{msgs}{fallback}")
+
+
+_FENCE = re.compile(r"\s{0,3}(`{3,}|~{3,})")
+_CODE_SPAN = re.compile(r"(`+).*?(?<!`)\1(?!`)")
+_DOLLAR = re.compile(r"(\\*)\$")
+
+
+def escape_dollars(markdown: str) -> str:
+    r"""Dollar signs outside code as ``\\$``, for Markdown that JupyterLab renders.
+
+    JupyterLab typesets ``$…$`` in rendered Markdown as LaTeX (MathJax, on the HTML), so
+    "from $57,100 to $44,900" became math, and so does the CommonMark escape ``\$``: the
+    Markdown step drops its backslash before MathJax looks. ``\\$`` leaves ``\$`` in the
+    HTML, which MathJax shows as "$" (checked in JupyterLab 4.6 by
+    ``tests/browser/test_agent_view_in_lab.py``; nbconvert's HTML uses MathJax the same way).
+    Fenced code, inline code spans and HTML lines are left as they are."""
+    if "$" not in markdown:
+        return markdown
+    out: list[str] = []
+    fence: str | None = None
+    for line in markdown.split("\n"):
+        opened = _FENCE.match(line)
+        if fence is not None:
+            if opened is not None and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
+                fence = None
+        elif opened is not None:
+            fence = opened.group(1)
+        elif "$" in line and not line.lstrip().startswith("<"):
+            line = _escape_outside_code_spans(line)
+        out.append(line)
+    return "\n".join(out)
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return match.group(0) if len(match.group(1)) >= 2 else "\\\\$"
+
+
+def _escape_outside_code_spans(line: str) -> str:
+    parts, at = [], 0
+    for span in _CODE_SPAN.finditer(line):
+        parts += [_DOLLAR.sub(_escaped, line[at:span.start()]), span.group(0)]
+        at = span.end()
+    parts.append(_DOLLAR.sub(_escaped, line[at:]))
+    return "".join(parts)

@@ -33,6 +33,7 @@ from jupyter_brain.agent.events import EventBase
 from jupyter_brain.agent.redact import Redactor, redact_value
 from jupyter_brain.settings import FOLD_CHOICES
 
+from . import _format as fmt
 from ._batching import FLUSH_INTERVAL_S, FlushScheduler, TimerFactory
 from ._fold import Compactor, Entry, Transcript
 from ._header import Header
@@ -242,7 +243,7 @@ class AgentView(anywidget.AnyWidget):
         if bundle is None or self._header.status in ("idle", "running"):
             return bundle
         data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
-        return {**data, "text/markdown": self.to_markdown()}, metadata
+        return {**data, "text/markdown": fmt.escape_dollars(self.to_markdown())}, metadata
 
     def __repr__(self) -> str:
         h = self._header

@@ -28,6 +28,7 @@ from jupyter_brain.agent.redact import Redactor, redact_value
 from jupyter_brain.agent.strategies import Branch, TreeOfThoughtsStrategy
 from jupyter_brain.compare import METRICS, record_decision, summarize
 
+from . import _format as fmt
 from ._batching import FlushScheduler, TimerFactory
 from ._fold import Compactor, Transcript
 from .agent_view import _bundle_text
@@ -171,7 +172,7 @@ class CompareView(anywidget.AnyWidget):
         if bundle is None or len(self.rows) < len(self._cols):
             return bundle
         data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
-        return {**data, "text/markdown": self.to_markdown()}, metadata
+        return {**data, "text/markdown": fmt.escape_dollars(self.to_markdown())}, metadata
 
     def __repr__(self) -> str:
         return (f"CompareView(strategies={self._strategies}, runs={self.runs}, "

@@ -95,5 +95,8 @@ def test_reopened_notebook_shows_the_transcript(lab, page):
     screenshot(page, "reopened_quickstart")
     text = output.inner_text()
     assert "largest revenue drop" in text and "July" in text and "completed" in text
+    # Dollar amounts are not typeset as LaTeX (JupyterLab's MathJax reads $…$ as math).
+    assert "from $57,100 to $44,900" in text
+    assert output.locator("mjx-container").count() == 0
     assert output.locator("details summary", has_text="Thinking").count() >= 1
     assert output.locator("code", has_text="run_python").count() >= 1
