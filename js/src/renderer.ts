@@ -52,6 +52,14 @@ export function summaryText(e: EventOf<"turn_end">): string {
   return parts.join(" · ");
 }
 
+/** The user's message as the Markdown it was written in (`sales` as code, as the cell
+ *  showed it), through the same sanitizing renderer as the answer. */
+function userText(message: string, markdown: (src: string) => string): HTMLElement {
+  const div = h("div", "jb-user-text jb-md");
+  div.innerHTML = markdown(message);
+  return div;
+}
+
 /** One turn: the user's message, the answer slot, pinned cards, the folding process. */
 class TurnView {
   readonly el: HTMLElement;
@@ -88,7 +96,7 @@ class TurnView {
     this.el = h(
       "div",
       "jb-turn jb-running",
-      e.user_message ? h("div", "jb-user", h("span", "jb-user-label", "You"), h("div", "jb-user-text", e.user_message)) : null,
+      e.user_message ? h("div", "jb-user", h("span", "jb-user-label", "You"), userText(e.user_message, opts.markdown)) : null,
       this.answer,
       this.sources,
       this.pinned,

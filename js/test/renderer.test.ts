@@ -171,6 +171,16 @@ describe("cards", () => {
   });
 });
 
+describe("the user's message", () => {
+  it("shows as the Markdown it was written in, sanitized like the answer", () => {
+    const { r, q } = make();
+    r.append([{ ...start, user_message: "Which month dropped most in `sales`? <img src=x onerror=\"window.__pwned=1\">" }]);
+    expect(q(".jb-user-text code")?.textContent).toBe("sales");
+    expect(q(".jb-user-text img")?.getAttribute("onerror")).toBeNull();
+    expect((window as unknown as { __pwned?: number }).__pwned).toBeUndefined();
+  });
+});
+
 describe("header, footer and turn end", () => {
   it("names the chain member that answered after a fallback, and the next turn's own", () => {
     const { r, q } = make();
@@ -249,6 +259,7 @@ describe("incremental rendering", () => {
     const markdown = vi.fn(renderMarkdown);
     const { r, q } = make({ markdown, throttleMs: 50 });
     r.append([start, { type: "step_start", step: 1 }]);
+    markdown.mockClear(); // the user's message, rendered once at the turn's start
     r.append([{ type: "text_delta", step: 1, text: "w0 " }]);
     const block = q(".jb-text")!;
     const textNodes = () => {

@@ -54,7 +54,7 @@ describe("anywidget module", () => {
     const { el } = w.render();
     expect(el.querySelectorAll(".jb-tool")).toHaveLength(3);
     expect(el.querySelector(".jb-turn-end.jb-status-completed")).not.toBeNull();
-    expect(el.querySelector(".jb-user-text")?.textContent).toBe("Plot the data");
+    expect(el.querySelector(".jb-user-text")?.textContent?.trim()).toBe("Plot the data");
   });
 
   it("paints every view of a model from the shared buffer and keeps them in step", () => {
@@ -140,8 +140,8 @@ describe("anywidget module", () => {
       end: 1,
       events: [{ type: "turn_start", user_message: "again" }],
     });
-    expect(a.el.querySelector(".jb-user-text")?.textContent).toBe("again");
-    expect(b.el.querySelector(".jb-user-text")?.textContent).toBe("again");
+    expect(a.el.querySelector(".jb-user-text")?.textContent?.trim()).toBe("again");
+    expect(b.el.querySelector(".jb-user-text")?.textContent?.trim()).toBe("again");
   });
 
   it("cleans up its listeners and views", () => {
