@@ -31,7 +31,7 @@ class _Capability(type(Protocol)):  # type: ignore[misc]
         for name, is_method in members:
             value = getattr(obj, name, _MISSING)
             if value is _MISSING or (is_method and value is None):
-                return False
+                return cls in type(obj).__mro__  # a class that names the protocol as a base
         return True
 
 

@@ -89,7 +89,10 @@ def test_capability_checks_decide_as_typing_does():
 
     protocols = [caps.NativeThinking, caps.ExactTokenCount, caps.Cloneable, caps.HoldsApiKey,
                  caps.Composite, caps.ReportsFallbacks, caps.ServerWebSearch]
-    objects = [object(), AllNone(), ScriptedProvider([]), AnthropicProvider(api_key="sk-test"),
+    class Declared(caps.NativeThinking, caps.Cloneable):  # names the protocols, defines nothing
+        pass
+
+    objects = [object(), AllNone(), Declared(), ScriptedProvider([]), AnthropicProvider(api_key="sk-test"),
                ChainProvider([ScriptedProvider([]), ScriptedProvider([])])]
     typing_check = type(Protocol).__instancecheck__  # typing's own, which the metaclass replaces
     decided = set()
