@@ -11,7 +11,7 @@ silently: the listener is set only for the step.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 from ..providers.capabilities import ReportsFallbacks
@@ -21,14 +21,17 @@ from .events import ProviderFallback
 __all__ = ["answered_by", "reporting_fallbacks"]
 
 
-@contextmanager
-def reporting_fallbacks(provider: Any, emit: Callable[[Any], None], step: int) -> Iterator[None]:
+def reporting_fallbacks(provider: Any, emit: Callable[[Any], None], step: int) -> AbstractContextManager[None]:
     """Emit a ``ProviderFallback`` for each switch the provider makes during the block;
-    the provider's previous listener is restored after it."""
+    the provider's previous listener is restored after it. A provider that is not a chain
+    gets a bare ``nullcontext`` (this runs for every model call)."""
     if not isinstance(provider, ReportsFallbacks):
-        yield
-        return
+        return nullcontext()
+    return _listening(provider, emit, step)
 
+
+@contextmanager
+def _listening(provider: ReportsFallbacks, emit: Callable[[Any], None], step: int) -> Iterator[None]:
     def listener(notice: FallbackNotice) -> None:
         emit(ProviderFallback(step=step, failed=notice.failed, next=notice.next, kind=notice.kind,
                               message=notice.message))

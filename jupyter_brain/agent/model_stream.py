@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..providers.base import LLMProvider, ProviderError, ProviderResult, close_stream
-from ..providers.capabilities import ReportsFallbacks
 from .callbacks import AgentCallbacks
 from .events import (
     StrategyStepEvent,
@@ -79,8 +78,6 @@ class ModelCall:
     received: int = 0  # stream events yielded so far (a failure after the first is mid-stream)
 
     def run(self, stream: bool) -> ModelOutcome:
-        if not isinstance(self.provider, ReportsFallbacks):  # not a chain: no listener to set
-            return self._stream() if stream else self._whole()
         with reporting_fallbacks(self.provider, self.emit, self.step):  # a provider chain's switches
             return self._stream() if stream else self._whole()
 
