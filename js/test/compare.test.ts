@@ -1,10 +1,10 @@
 import type { AnyModel, Experimental, Host } from "@anywidget/types";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import createCompareWidget from "../src/compare/index";
-import type { BranchData, CompareState } from "../src/compare/protocol";
+import type { CompareState } from "../src/compare/protocol";
 import { SummaryTable, meanSpread, sortRows } from "../src/compare/table";
 import type { AgentEvent } from "../src/protocol";
-import { MockModel } from "./fixtures";
+import { MockModel, totBranches as branches } from "./fixtures";
 
 beforeEach(() => vi.useFakeTimers());
 afterEach(() => vi.useRealTimers());
@@ -52,15 +52,6 @@ describe("summary table", () => {
   });
 });
 
-const branches: BranchData[] = [
-  { branch_id: 1, thought: "groupby", score: 0.8, decision_point: 1, selected: false },
-  { branch_id: 2, thought: "loop", score: 0.3, decision_point: 1, selected: false },
-  { branch_id: 3, thought: "sql", score: 0.5, decision_point: 1, selected: false },
-  { branch_id: 1, thought: "groupby", score: 0.8, decision_point: 1, selected: true },
-  { branch_id: 1, thought: "plot bars", score: 0.35, decision_point: 2, selected: false },
-  { branch_id: 2, thought: "plot line", score: 0.7, decision_point: 2, selected: false },
-  { branch_id: 2, thought: "", score: 0.7, decision_point: 2, selected: true },
-];
 
 function compareModel(state: Partial<CompareState>) {
   const model = new MockModel({ columns: [], epoch: 0, runs: 1, rows: [], summary: [], trees: {}, winner: "", comparison_id: "", prompt: "q", ...state });

@@ -1,6 +1,7 @@
 // A scripted turn exercising every event type, and a kernel simulator that batches it
 // the way jupyter_brain/widgets/agent_view.py does.
 import { compact } from "../src/compact";
+import type { BranchData } from "../src/parts/tot_tree";
 import type { AgentEvent, Batch } from "../src/protocol";
 
 let clock = 1_700_000_000;
@@ -135,3 +136,15 @@ export class MockModel {
     for (const [k, v] of Object.entries(update)) this.emit(`change:${k}`, this, v);
   }
 }
+
+/** Two Tree-of-Thoughts decision points as the parser emits them: three candidates, then the
+ *  selection (the same id again, selected), then the next point's candidates and selection. */
+export const totBranches: BranchData[] = [
+  { branch_id: 1, thought: "groupby", score: 0.8, decision_point: 1, selected: false },
+  { branch_id: 2, thought: "loop", score: 0.3, decision_point: 1, selected: false },
+  { branch_id: 3, thought: "sql", score: 0.5, decision_point: 1, selected: false },
+  { branch_id: 1, thought: "groupby", score: 0.8, decision_point: 1, selected: true },
+  { branch_id: 1, thought: "plot bars", score: 0.35, decision_point: 2, selected: false },
+  { branch_id: 2, thought: "plot line", score: 0.7, decision_point: 2, selected: false },
+  { branch_id: 2, thought: "", score: 0.7, decision_point: 2, selected: true },
+];

@@ -1,18 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { renderMarkdown } from "../src/markdown";
 import { asBranch, type BranchData, buildTree, renderTree, TotTree } from "../src/parts/tot_tree";
-
-// Two decision points as the parser emits them: three candidates, then the selection
-// (the same id again, selected), then the next point's candidates and selection.
-const branches: BranchData[] = [
-  { branch_id: 1, thought: "groupby", score: 0.8, decision_point: 1, selected: false },
-  { branch_id: 2, thought: "loop", score: 0.3, decision_point: 1, selected: false },
-  { branch_id: 3, thought: "sql", score: 0.5, decision_point: 1, selected: false },
-  { branch_id: 1, thought: "groupby", score: 0.8, decision_point: 1, selected: true },
-  { branch_id: 1, thought: "plot bars", score: 0.35, decision_point: 2, selected: false },
-  { branch_id: 2, thought: "plot line", score: 0.7, decision_point: 2, selected: false },
-  { branch_id: 2, thought: "", score: 0.7, decision_point: 2, selected: true },
-];
+import { totBranches as branches } from "./fixtures";
 
 describe("tree of thoughts: the model", () => {
   it("nests each decision point under the candidate selected before it", () => {
