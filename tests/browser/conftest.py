@@ -161,3 +161,16 @@ def wait_idle_after_run(page, *, timeout_s: float = 120) -> None:
         }""",
         timeout=timeout_s * 1000,
     )
+
+
+def run_compare(page, base: str, root: Path, name: str, cells: list[str], *, rows: int = 4):
+    """Write and run a notebook whose ``%%compare`` cell fills ``rows`` summary rows; the
+    (first) compare view once the kernel is idle."""
+    write_notebook(root, name, cells)
+    open_and_run(page, base, name)
+    view = page.locator(".jb-compare-view").first
+    view.wait_for(timeout=120_000)
+    wait_idle_after_run(page)
+    page.wait_for_function(
+        f"document.querySelectorAll('.jb-compare-table tbody tr').length === {rows}", timeout=60_000)
+    return view

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import open_and_run, screenshot, wait_idle_after_run, write_notebook
+from .conftest import run_compare, screenshot
 
 pytestmark = pytest.mark.browser
 
@@ -31,12 +31,7 @@ CHECK = '''print(sorted((r["strategy"], r["status"]) for r in cmp.rows))'''
 
 def test_compare_cell_shows_columns_table_and_tree(lab, page):
     base, root = lab
-    write_notebook(root, "compare.ipynb", [SETUP, COMPARE, CHECK])
-    open_and_run(page, base, "compare.ipynb")
-    view = page.locator(".jb-compare-view").first
-    view.wait_for(timeout=120_000)
-    wait_idle_after_run(page)
-    page.wait_for_function("document.querySelectorAll('.jb-compare-table tbody tr').length === 4", timeout=60_000)
+    view = run_compare(page, base, root, "compare.ipynb", [SETUP, COMPARE, CHECK])
     view.scroll_into_view_if_needed()
     screenshot(page, "compare_view")
     # One column per strategy, each with its own streamed answer.

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import open_and_run, screenshot, wait_idle_after_run, write_notebook
+from .conftest import open_and_run, run_compare, screenshot, wait_idle_after_run
 
 pytestmark = pytest.mark.browser
 
@@ -85,12 +85,7 @@ def _theme(page, name: str) -> None:
 
 def test_compare_columns_align_scroll_and_highlight_the_winner(lab, page):
     base, root = lab
-    write_notebook(root, "compare_layout.ipynb", [SETUP, COMPARE, AGENT])
-    open_and_run(page, base, "compare_layout.ipynb")
-    view = page.locator(".jb-compare-view").first
-    view.wait_for(timeout=120_000)
-    wait_idle_after_run(page)
-    page.wait_for_function("document.querySelectorAll('.jb-compare-table tbody tr').length === 4", timeout=60_000)
+    view = run_compare(page, base, root, "compare_layout.ipynb", [SETUP, COMPARE, AGENT])
     # The summary table comes first, above the columns.
     order = view.evaluate("v => [...v.children].map(c => c.className)")
     assert order.index("jb-compare-table-wrap") < order.index("jb-compare-scroll")
