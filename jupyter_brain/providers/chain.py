@@ -63,6 +63,13 @@ def provider_label(provider: Any) -> str:
     return f"{name}:{model}" if model else name
 
 
+def split_provider_label(label: str) -> tuple[str, str]:
+    """(name, model) of a ``provider_label``: a name holds no colon, a model may
+    (``ollama:qwen3:4b`` is ``("ollama", "qwen3:4b")``); model "" when there is none."""
+    name, _, model = label.partition(":")
+    return name, model
+
+
 @dataclass(frozen=True)
 class FallbackNotice:
     """One switch: ``failed`` could not answer (``kind``, ``message``), ``next`` is asked."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..providers.chain import split_provider_label
+
 Entry = dict[str, Any]
 
 
@@ -46,9 +48,8 @@ class Header:
         elif etype == "step_start":
             self.step = e["step"]
         elif etype == "provider_fallback":
-            # A chain moved on: name the member that answers from now on. Labels are
-            # ``name:model``; a model may hold colons (``ollama:qwen3:4b``), a name does not.
-            self.provider, _, self.model = str(e.get("next", "")).partition(":")
+            # A chain moved on: name the member that answers from now on.
+            self.provider, self.model = split_provider_label(str(e.get("next", "")))
         elif etype == "step_end":
             self.steps += 1
         elif etype == "tool_call_end":

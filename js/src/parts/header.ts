@@ -155,7 +155,7 @@ export class Footer {
 }
 
 /** A chain member's `name:model` label (models may hold colons: `ollama:qwen3:4b`) as the
- * header shows a provider and model: `ollama / qwen3:4b` (as Header.update in _header.py). */
+ * header shows a provider and model: `ollama / qwen3:4b` (as providers/chain.split_provider_label). */
 export function providerLabel(label: string): string {
   const at = label.indexOf(":");
   return at < 0 ? label : `${label.slice(0, at)} / ${label.slice(at + 1)}`;

@@ -21,6 +21,7 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
+from ...providers.chain import split_provider_label
 from .attributes import PREFIX, Redact, clean, provenance_attributes, run_context_attributes
 
 log = logging.getLogger("jupyter_brain.tracing")
@@ -188,7 +189,7 @@ class TurnTracer:
             {"failed": e.failed, "next": e.next, "kind": e.kind, "message": e.message}, self.redact), timestamp=ns)
         # The chain's next member answers this call (``name:model``; the call's request
         # attributes keep the member first asked), and the turn's later calls go to it.
-        provider, _, model = e.next.partition(":")
+        provider, model = split_provider_label(e.next)
         if self.llm is not None:
             self.llm.set_attributes(clean({"gen_ai.response.model": model or None, "llm.model_name": model or None,
                                            "llm.provider": provider or None}, self.redact))
