@@ -5,6 +5,14 @@ streaming parsers, retries and error classes. Each server pops one scripted item
 request (``Reply``, ``HttpError`` or ``Count``) and records every request it receives.
 The event shapes follow the public API references (message_start … message_stop with
 ping and error events; ``data: {...}`` chunks ending with ``data: [DONE]``).
+
+Every POST body is checked against the SDKs' own request types (``request_validation``):
+an invalid one is answered with a 400 naming the bad field, as the real API would, and
+kept in ``invalid_requests``; stopping the server (``stop``, the end of a ``with``
+block, a fixture's teardown) then fails the test with the paths. An OpenAI-compatible
+mock takes exactly the extra fields of the server it emulates (``dialect``, e.g.
+``"deepseek"``); a test that sends an invalid request on purpose says so with
+``expect_invalid``.
 """
 
 from __future__ import annotations
@@ -19,6 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+import request_validation
 
 
 @dataclass
@@ -83,6 +93,29 @@ class Recorded:
     body: Any
 
 
+@dataclass
+class InvalidRequest:
+    """A request body the real API would refuse: where, and against which SDK type."""
+
+    path: str
+    checked_against: str
+    problems: list[request_validation.Problem]
+
+    def __str__(self) -> str:
+        return f"POST {self.path} ({self.checked_against}):\n" + "\n".join(f"  {p}" for p in self.problems)
+
+
+class InvalidRequestError(AssertionError):
+    """A mock server received request bodies the real API would answer with a 400."""
+
+
+@dataclass
+class _Expected:
+    field: str
+    reason: str
+    seen: int = 0
+
+
 def _pieces(value: str | list[str] | None, n: int = 3) -> list[str]:
     if value is None:
         return []
@@ -104,11 +137,14 @@ class _Server(ThreadingHTTPServer):
 
 
 class MockServer:
-    """Base: HTTP plumbing, the script queue and request recording."""
+    """Base: HTTP plumbing, the script queue, request recording and request validation."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, dialect: str = "openai") -> None:
         self.script: deque[Any] = deque()
         self.requests: list[Recorded] = []
+        self.dialect = dialect
+        self.invalid_requests: list[InvalidRequest] = []
+        self._expected: list[_Expected] = []
         self.release = threading.Event()
         # Fault injection: ``auto(path, body)`` may answer a request itself (return an
         # item) instead of taking the next scripted one (return None), e.g. to answer
@@ -136,6 +172,17 @@ class MockServer:
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
 
     @property
+    def dialect(self) -> str:
+        """The OpenAI-compatible server emulated: its extra request fields are accepted
+        (``request_validation.DIALECTS``); ``"openai"`` takes exactly the SDK's fields."""
+        return self._dialect
+
+    @dialect.setter
+    def dialect(self, name: str) -> None:
+        request_validation.dialect_extensions(name)  # an unknown name fails here, not in the server thread
+        self._dialect = name
+
+    @property
     def url(self) -> str:
         host, port = self._httpd.server_address[:2]
         return f"http://{host}:{port}"
@@ -145,7 +192,8 @@ class MockServer:
         return self
 
     def reset(self) -> list[Any]:
-        """Drop what is left of the script and the recorded requests; returns the leftovers."""
+        """Drop what is left of the script and the recorded requests; returns the leftovers.
+        Invalid requests stay: ``stop`` still fails for them."""
         with self._lock:
             left = list(self.script)
             self.script.clear()
@@ -155,11 +203,38 @@ class MockServer:
     def bodies(self, path_suffix: str = "") -> list[Any]:
         return [r.body for r in self.requests if r.path.endswith(path_suffix)]
 
+    def expect_invalid(self, field: str, reason: str) -> MockServer:
+        """The test sends a body invalid at ``field`` (a path such as
+        ``messages[2].reasoning_content``) on purpose, for ``reason``: such a body is
+        answered from the script as any other and fails nothing. At least one must come
+        (``stop`` checks); problems at other fields still fail the test."""
+        self._expected.append(_Expected(field, reason))
+        return self
+
+    def check_requests(self) -> None:
+        """Raise ``InvalidRequestError`` for the invalid bodies received so far, and for
+        an ``expect_invalid`` whose body never came."""
+        with self._lock:
+            invalid = list(self.invalid_requests)
+            unmet = [e for e in self._expected if not e.seen]
+        lines = [str(r) for r in invalid]
+        lines += [f"expect_invalid({e.field!r}) ({e.reason}): no request was invalid there" for e in unmet]
+        if lines:
+            raise InvalidRequestError(
+                f"{type(self).__name__} received {len(invalid)} request(s) the real API would refuse "
+                "(checked against the SDKs' request types, tests/request_validation.py):\n" + "\n".join(lines)
+            )
+
     def start(self) -> MockServer:
         self._thread.start()
         return self
 
     def stop(self) -> None:
+        """Shut down, then fail (``InvalidRequestError``) if an invalid body came."""
+        self.shutdown()
+        self.check_requests()
+
+    def shutdown(self) -> None:
         self.release.set()
         self._httpd.shutdown()
         self._httpd.server_close()
@@ -167,8 +242,14 @@ class MockServer:
     def __enter__(self) -> MockServer:
         return self.start()
 
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
+    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
+        if exc is None:
+            return self.stop()
+        self.shutdown()  # the block failed already: its error stays the one raised
+        try:
+            self.check_requests()
+        except InvalidRequestError as invalid:
+            exc.add_note(str(invalid))
 
     # -- plumbing --------------------------------------------------------------------
 
@@ -180,6 +261,10 @@ class MockServer:
             )
         if h.command == "GET":
             return self._get(h, path)
+        invalid = self._validate(path, body)
+        if invalid is not None:
+            message = "invalid request: " + "; ".join(str(p) for p in invalid.problems)
+            return self._json(h, 400, self.error_body(message, "invalid_request_error", 400))
         with self._lock:
             item = self.auto(path, body) if self.auto is not None else None
             if item is None:
@@ -195,6 +280,25 @@ class MockServer:
                 h, item.status, self.error_body(item.message, item.error_type, item.status), item.headers
             )
         self._post(h, path, body or {}, item)
+
+    def _validate(self, path: str, body: Any) -> InvalidRequest | None:
+        """The body's problems against the SDK request type of ``path``, recorded; None
+        when it is valid or invalid only where the test said it would be."""
+        try:
+            found, checked_against = request_validation.request_problems(path, body, self.dialect)
+        except TypeError as err:  # an SDK type the validator cannot read: fail loudly, not silently
+            found, checked_against = [request_validation.Problem("", str(err))], "the SDK request types"
+        if not found:
+            return None
+        with self._lock:
+            unexpected = [p for p in found if not any(p.path == e.field for e in self._expected)]
+            for e in self._expected:
+                e.seen += any(p.path == e.field for p in found)
+            if not unexpected:
+                return None
+            invalid = InvalidRequest(path, checked_against, unexpected)
+            self.invalid_requests.append(invalid)
+        return invalid
 
     def _json(
         self, h: BaseHTTPRequestHandler, status: int, payload: Any, headers: dict[str, str] | None = None
@@ -388,8 +492,8 @@ def _frame(event: str, data: dict[str, Any]) -> str:
 class MockOpenAI(MockServer):
     """POST /v1/chat/completions (JSON or SSE) and GET /v1/models."""
 
-    def __init__(self, models: list[str] | None = None) -> None:
-        super().__init__()
+    def __init__(self, models: list[str] | None = None, *, dialect: str = "openai") -> None:
+        super().__init__(dialect=dialect)
         self.models = models if models is not None else ["mock-model"]
 
     def error_body(self, message: str, error_type: str | None, status: int) -> Any:

@@ -166,6 +166,7 @@ def test_reasoning_echo_from_url_and_override(base_url: str, override: bool | No
 
 def test_a_400_asking_for_reasoning_content_turns_it_on_and_retries() -> None:
     with ReplayServer() as server:
+        server.dialect = "deepseek"  # DeepSeek takes reasoning_content back (request_validation.DIALECTS)
         provider = OpenAICompatProvider("deepseek-reasoner", api_key="k", base_url=server.url + "/v1", max_retries=0)
         assert provider.reasoning_echo == "off"
         history, reasoning = tool_turn_history(provider, server)
@@ -187,6 +188,7 @@ def test_a_400_rejecting_reasoning_content_turns_it_off_and_retries() -> None:
         provider = OpenAICompatProvider("m", api_key="k", base_url=server.url + "/v1", max_retries=0)
         history, _ = tool_turn_history(provider, server)
         provider.reasoning_echo = "tool_calls"  # as if chosen from the URL
+        server.expect_invalid("messages[1].reasoning_content", "a strict server refuses it: its 400 is scripted")
         server.push(HttpError(400, STRICT_SERVER), Body(recording("llama_cpp/fantasy-gpt-oss-after-tool-result").body()))
         assert run(provider, history).text.startswith("The current weather in Florence, Italy is")
         rejected, accepted = server.bodies("/chat/completions")[1:]
