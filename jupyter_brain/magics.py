@@ -59,6 +59,8 @@ class AgentMagics(Magics):
     approval_timeout = setting_trait("approval_timeout")
     fold = setting_trait("fold")
     workspace_tokens = setting_trait("workspace_tokens")
+    workspace_dir = setting_trait("workspace_dir")
+    runtime = setting_trait("runtime")
 
     _CONFIG_KEYS = CONFIG_KEYS  # the keys of `%agent config`
 

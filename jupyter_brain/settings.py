@@ -31,6 +31,9 @@ THINKING_PHASE_CHOICES = ("off", *COMPACTION_CHOICES)  # off, or the phase's com
 FOLD_CHOICES = ("auto", "never")  # the AgentView's process fold
 MEMORY_CHOICES = ("off", "manual", "auto")  # the agent's MEMORY_MODES (a test checks)
 WEB_CHOICES = ("on", "off")  # the agent's WEB_MODES (agent/turn_options.py; a test checks)
+# The runtime message: which model answers plus today's date and the kernel's Python (full),
+# only which model answers (model: the same request on every machine and day), or none.
+RUNTIME_CHOICES = ("full", "model", "off")
 
 
 def strategy_choices() -> tuple[str, ...]:
@@ -140,6 +143,11 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             "(never: keep them open)", choices=FOLD_CHOICES, agent_config=False),
     Setting("workspace_tokens", int, 2000, "token budget of the workspace context sent with each request (0 = none)",
             agent_config=False),
+    Setting("workspace_dir", str, "", "the folder whose files the workspace context lists (default: the working "
+            "directory; a relative path starts there)", agent_config=False),
+    Setting("runtime", str, "full", "the runtime message of each request: full (which model answers, today's date, "
+            "the kernel's Python), model (only which model answers: the same on every machine and day), off",
+            choices=RUNTIME_CHOICES, agent_config=False),
 )}
 
 #: The keys of ``%agent config`` (and the fields of ``AgentOptions``), in order.

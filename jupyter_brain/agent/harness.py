@@ -232,6 +232,7 @@ class AgentHarness:
         show_citations: bool = False,
         runtime_provider: str = "",
         runtime_model: str = "",
+        runtime_environment: bool = True,
         skill_context: str | None = None,
         turn_id: str | None = None,
         on_event: Callable[[Any], Any] | None = None,
@@ -246,7 +247,7 @@ class AgentHarness:
         """
         options = TurnOptions(top_k=top_k, web_mode=web_mode, show_citations=show_citations,  # type: ignore[arg-type]
                               runtime_provider=runtime_provider, runtime_model=runtime_model,
-                              skill_context=skill_context)
+                              runtime_environment=runtime_environment, skill_context=skill_context)
         with self._turn_lock:
             turn_id = turn_id or uuid.uuid4().hex[:12]
             if self.checkpoint_store is not None:
@@ -269,7 +270,7 @@ class AgentHarness:
         renders them; none is stored in the history)."""
         layers: list[ContextLayer] = []
         layers += recall_layers(self, turn)  # memory_retriever: the "memory" layer, MemoryRecall
-        layers += runtime_and_skill_layers(turn.options)  # runtime_provider/model, skill_context
+        layers += runtime_and_skill_layers(turn.options)  # runtime_provider/model/environment, skill_context
         layers += context_pack_layers(turn)  # top_k: the "context_pack" layer, ContextPackEvent
         return layers
 

@@ -1,5 +1,6 @@
-"""The runtime and skill layers of a turn (``runtime_provider`` / ``runtime_model``,
-``skill_context``): short system messages rendered fresh, never stored in the history.
+"""The runtime and skill layers of a turn (``runtime_provider`` / ``runtime_model`` /
+``runtime_environment``, ``skill_context``): short system messages rendered fresh, never
+stored in the history.
 
 The runtime layer tells the model what it cannot know by itself — which model answers,
 today's date, the kernel's Python — so "today" and version questions are answered right.
@@ -17,11 +18,17 @@ from .turn_options import TurnOptions
 MAX_SKILL_CHARS = 20_000
 
 
-def runtime_text(provider: str, model: str, today: Callable[[], dt.date] = dt.date.today) -> str:
-    """One line of runtime metadata ("" when neither the provider nor the model is known)."""
+def runtime_text(provider: str, model: str, today: Callable[[], dt.date] = dt.date.today, *,
+                 environment: bool = True) -> str:
+    """One line of runtime metadata ("" when neither the provider nor the model is known).
+
+    ``environment=False`` leaves out today's date and the kernel's Python: only which model
+    answers, so the line is the same on every machine and every day."""
     if not (provider or model):
         return ""
     who = " via ".join(part for part in (model, provider) if part)
+    if not environment:
+        return f"Runtime: you are answering as {who}."
     python = f"Python {platform.python_version()} ({platform.python_implementation()}, {platform.system() or 'unknown OS'})"
     return (f"Runtime: you are answering as {who}. Today is {today().isoformat()}. "
             f"The user's Jupyter kernel runs {python}.")
@@ -40,7 +47,7 @@ def skill_text(skill: str | None) -> str:
 def runtime_and_skill_layers(options: TurnOptions) -> list[ContextLayer]:
     """The turn's runtime layer (when a provider or model is given) and skill layer (when a skill is)."""
     layers: list[ContextLayer] = []
-    runtime = runtime_text(options.runtime_provider, options.runtime_model)
+    runtime = runtime_text(options.runtime_provider, options.runtime_model, environment=options.runtime_environment)
     if runtime:
         layers.append(ContextLayer.fixed("runtime", runtime))
     skill = skill_text(options.skill_context)

@@ -21,6 +21,7 @@ class TurnOptions:
     show_citations: bool = False  # the answer ends with its sources
     runtime_provider: str = ""  # with runtime_model: a short runtime metadata system message
     runtime_model: str = ""
+    runtime_environment: bool = True  # the runtime message also names today's date and the kernel's Python
     skill_context: str | None = None  # an extra system message (a skill's text)
 
     def __post_init__(self) -> None:
@@ -30,3 +31,4 @@ class TurnOptions:
             raise ValueError(f"web_mode must be one of {', '.join(WEB_MODES)}, not {self.web_mode!r}")
         object.__setattr__(self, "top_k", int(self.top_k))
         object.__setattr__(self, "show_citations", bool(self.show_citations))
+        object.__setattr__(self, "runtime_environment", bool(self.runtime_environment))

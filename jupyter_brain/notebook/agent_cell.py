@@ -50,7 +50,7 @@ def run_agent_cell(magics: Any, line: str, cell: str, *, interpolate_prompt: boo
         raise UsageError(f"%%agent: {exc}") from None
     user_ns = magics.shell.user_ns if magics.shell is not None else {}
     provider = resolve_provider(options, user_ns)
-    keywords = turn_keywords(options, provider, magics.data_dir)  # --top-k, --citations, runtime, --skill
+    keywords = turn_keywords(options, provider, magics.data_dir, magics.runtime)  # --top-k, --citations, --skill
     if interpolate_prompt:
         prompt = interpolate(prompt, user_ns)
     view = agent_view(magics.shell, fold=magics.fold)
@@ -61,7 +61,7 @@ def run_agent_cell(magics: Any, line: str, cell: str, *, interpolate_prompt: boo
             cell_tools(user_ns, store),
             options,
             approver=approver_for(view, magics.approval_timeout),
-            workspace=workspace_for(user_ns, magics.workspace_tokens),
+            workspace=workspace_for(user_ns, magics.workspace_tokens, magics.workspace_dir),
             working_directory=os.getcwd(),
             secrets=provider_secrets(provider),
             checkpoint_store=store,

@@ -49,7 +49,8 @@ def run_compare_cell(magics: Any, line: str, cell: str) -> None:
             # Concurrent throw-away runs: their writes are not checkpointed (no undo).
             prompt, args.strategies, factory, lambda: cell_tools(user_ns, lambda: None), options,
             runs=args.runs, event_log=event_log, on_event=view.handle, on_run_end=view.run_finished,
-            workspace=workspace_for(user_ns, magics.workspace_tokens), working_directory=os.getcwd(),
+            workspace=workspace_for(user_ns, magics.workspace_tokens, magics.workspace_dir),
+            working_directory=os.getcwd(),
         )
         view.bind(result.comparison_id, event_log)
     finally:

@@ -34,13 +34,16 @@ def _data_dir() -> str:
     return str(getattr(magics, "data_dir", None) or ".jupyter_brain")
 
 
-def workspace_for(user_ns: dict[str, Any], budget_tokens: int) -> Callable[[], str] | None:
-    """Variables, files and recent cells, rendered fresh for each request (never stored)."""
+def workspace_for(user_ns: dict[str, Any], budget_tokens: int, folder: str = "") -> Callable[[], str] | None:
+    """Variables, files and recent cells, rendered fresh for each request (never stored).
+    The files are those of ``folder`` (``AgentMagics.workspace_dir``; relative to the working
+    directory), or of the working directory when it is empty."""
     if budget_tokens <= 0:
         return None
     from ..tools.workspace_context import notebook_workspace
 
-    return notebook_workspace(user_ns, os.getcwd(), budget_tokens=budget_tokens)
+    root = os.path.join(os.getcwd(), os.path.expanduser(folder)) if folder else os.getcwd()
+    return notebook_workspace(user_ns, root, budget_tokens=budget_tokens)
 
 
 def approver_for(view: Any, timeout_s: float) -> Any:

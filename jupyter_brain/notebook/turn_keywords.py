@@ -9,14 +9,18 @@ from typing import Any
 from .skills import load_skill
 
 
-def turn_keywords(options: Any, provider: Any, data_dir: str | Path) -> dict[str, Any]:
-    """``top_k``, ``show_citations``, ``runtime_provider`` / ``runtime_model`` and
-    ``skill_context`` for the cell (a missing skill is a UsageError, before the turn starts)."""
+def turn_keywords(options: Any, provider: Any, data_dir: str | Path, runtime: str = "full") -> dict[str, Any]:
+    """``top_k``, ``show_citations``, ``runtime_provider`` / ``runtime_model`` /
+    ``runtime_environment`` and ``skill_context`` for the cell (a missing skill is a
+    UsageError, before the turn starts). ``runtime`` is ``AgentMagics.runtime``: full,
+    model (no date, no Python: the same on every machine) or off (no runtime message)."""
+    named = runtime != "off"
     return {
         "top_k": options.top_k,
         "show_citations": options.citations,
-        "runtime_provider": str(getattr(provider, "name", "") or ""),
-        "runtime_model": str(getattr(provider, "model", "") or ""),
+        "runtime_provider": str(getattr(provider, "name", "") or "") if named else "",
+        "runtime_model": str(getattr(provider, "model", "") or "") if named else "",
+        "runtime_environment": runtime == "full",
         "skill_context": load_skill(data_dir, options.skill) if options.skill else None,
         "web_mode": options.web,  # --web on|off (agent/web)
     }
