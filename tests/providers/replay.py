@@ -61,6 +61,35 @@ class Recording:
         return "".join(frames).encode()
 
 
+    def payloads(self) -> list[Any]:
+        """The JSON data of each event, in order (``[DONE]`` and lines that are not data left out)."""
+        raw = self.data_path.read_text()
+        if self.side["framing"] == "jsonl":
+            lines = [line for line in raw.splitlines() if line.strip()]
+        else:
+            lines = [line[len("data:") :].strip() for line in raw.splitlines() if line.startswith("data:")]
+        return [json.loads(line) for line in lines if line != "[DONE]"]
+
+    def chat_usage(self) -> dict[str, int] | None:
+        """The last usage a Chat Completions stream reports (in ``usage``, or Groq's
+        ``x_groq.usage``), as the sidecars' ``usage_raw`` spells it; None when it has none."""
+        found = None
+        for chunk in self.payloads():
+            usage = chunk.get("usage") or (chunk.get("x_groq") or {}).get("usage")
+            if usage:
+                found = usage
+        if found is None:
+            return None
+        details = found.get("prompt_tokens_details") or {}
+        return {
+            "prompt": found["prompt_tokens"],
+            "completion": found["completion_tokens"],
+            "total": found["total_tokens"],
+            "reasoning": (found.get("completion_tokens_details") or {}).get("reasoning_tokens", 0),
+            "cached": details.get("cached_tokens") or found.get("prompt_cache_hit_tokens", 0),
+        }
+
+
 def recordings(protocol: str | None = None) -> list[Recording]:
     found = []
     for side_path in sorted(RECORDED.glob("*/*.json")):

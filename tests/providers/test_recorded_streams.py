@@ -3,12 +3,18 @@
 One test case per file in ``tests/providers/recorded``: the provider's result must match
 what the sidecar's ``expect`` says a reader of the events finds (text, thinking, tool
 calls with arguments, usage, stop reason, refusal), and the streamed events must add up
-to the result. Behaviours that need a stream changed or a second request are in
-``test_recorded_behaviours.py``.
+to the result. ``usage_raw`` is the usage a Chat Completions stream itself reports: it must
+be what the recorded bytes say, and the provider's ``Usage`` must follow from it. A stream
+a gateway spliced (a second ``message_start``) first shows the abandoned attempt
+(``abandoned``), then events that add up to the result; a stream that ends in an error
+(``error_kind``) shows ``text_before_error`` first. Every key of ``expect`` is read: one
+this test does not check fails it. Behaviours that need a stream changed or a second
+request are in ``test_recorded_behaviours.py``.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -34,9 +40,11 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(var, raising=False)
 
 
-def replay(rec: Recording, body: bytes | None = None) -> tuple[list[StreamEvent], ProviderResult]:
-    """Serve the recording once and stream it through the matching provider."""
+def stream(rec: Recording, body: bytes | None = None) -> tuple[list[StreamEvent], ProviderResult | ProviderError]:
+    """Serve the recording once and stream it through the matching provider: the events
+    streamed before the end, and the result (or the error the stream ended with)."""
     anthropic = rec.protocol == "anthropic"
+    events: list[StreamEvent] = []
     with ReplayServer(anthropic=anthropic) as server:
         server.push(Body(rec.body() if body is None else body))
         provider: Any = (
@@ -44,12 +52,77 @@ def replay(rec: Recording, body: bytes | None = None) -> tuple[list[StreamEvent]
             if anthropic
             else OpenAICompatProvider("recorded-model", api_key="sk-replay", base_url=server.url + "/v1", max_retries=0)
         )
-        events = list(provider.generate_stream(QUESTION, [WEATHER], timeout_s=30))
+        try:
+            for event in provider.generate_stream(QUESTION, [WEATHER], timeout_s=30):
+                events.append(event)
+        except ProviderError as err:
+            return events, err
     assert events[-1].type == "done" and events[-1].result is not None
+    assert all(e.type != "done" for e in events[:-1])
     return events[:-1], events[-1].result
 
 
-def matches(actual: str, expected: Any) -> bool:
+def replay(rec: Recording, body: bytes | None = None) -> tuple[list[StreamEvent], ProviderResult]:
+    """Serve the recording once and stream it through the matching provider; a stream
+    that ends in an error raises it."""
+    events, outcome = stream(rec, body)
+    if isinstance(outcome, ProviderError):
+        raise outcome
+    return events, outcome
+
+
+def abandoned_attempt(rec: Recording) -> list[StreamEvent]:
+    """What the stream showed before its last ``message_start`` (a gateway splicing in a
+    fallback, or repeating the start): the events of the body cut just before it."""
+    body = rec.body()
+    starts = [i for i in range(len(body)) if body.startswith(b"event: message_start", i)]
+    if rec.protocol != "anthropic" or len(starts) < 2:
+        return []
+    events, outcome = stream(rec, body[: starts[-1]])
+    assert isinstance(outcome, ProviderError) and outcome.kind == "connection", outcome  # a cut stream
+    return events
+
+
+class Expected:
+    """A sidecar's ``expect`` that notes which keys the test read: a key no test reads is
+    an expectation nobody checks (``unread`` lists them; the test fails on any)."""
+
+    def __init__(self, data: dict[str, Any], where: str = "expect") -> None:
+        self.data = data
+        self.where = where
+        self.read: dict[str, Any] = {}
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.data
+
+    def __getitem__(self, key: str) -> Any:
+        value = self.data[key]
+        where = f"{self.where}.{key}"
+        if isinstance(value, dict):
+            value = Expected(value, where)
+        elif isinstance(value, list):
+            value = [Expected(v, f"{where}[{i}]") if isinstance(v, dict) else v for i, v in enumerate(value)]
+        self.read[key] = value
+        return value
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if key in self.data else default
+
+    def whole(self, key: str) -> Any:
+        """The value as it is, compared whole (so every key in it is read)."""
+        self.read[key] = None
+        return self.data[key]
+
+    def unread(self) -> list[str]:
+        missing = [f"{self.where}.{key}" for key in self.data if key not in self.read]
+        for value in self.read.values():
+            for item in value if isinstance(value, list) else [value]:
+                if isinstance(item, Expected):
+                    missing += item.unread()
+        return missing
+
+
+def matches(actual: str, expected: str | Expected) -> bool:
     if isinstance(expected, str):
         return actual == expected
     return len(actual) == expected["len"] and actual.startswith(expected["start"]) and actual.endswith(expected["end"])
@@ -57,14 +130,28 @@ def matches(actual: str, expected: Any) -> bool:
 
 @pytest.mark.parametrize("rec", ALL, ids=[r.id for r in ALL])
 def test_recorded_stream(rec: Recording) -> None:
-    expect = rec.expect
+    expect = Expected(rec.side["expect"])
+    events, outcome = stream(rec)
     if "error_kind" in expect:
-        with pytest.raises(ProviderError) as info:
-            replay(rec)
-        assert info.value.kind == expect["error_kind"], str(info.value)
-        return
-    events, result = replay(rec)
+        assert isinstance(outcome, ProviderError), outcome
+        assert outcome.kind == expect["error_kind"], str(outcome)
+        assert "".join(e.text for e in events if e.type == "text") == expect["text_before_error"]
+        assert all(e.type == "text" for e in events)
+    else:
+        assert isinstance(outcome, ProviderResult), repr(outcome)
+        assert_result(rec, outcome, expect)
+        # a spliced stream: what the first attempt showed, then the attempt the result holds
+        shown = abandoned_attempt(rec)
+        assert events[: len(shown)] == shown
+        if "abandoned" in expect:
+            assert_shown(shown, expect["abandoned"])
+        else:
+            assert shown == []
+        assert_events_add_up(events[len(shown) :], outcome)
+    assert expect.unread() == [], f"{rec.id}: the sidecar expects what this test never checks"
 
+
+def assert_result(rec: Recording, result: ProviderResult, expect: Expected) -> None:
     assert matches(result.text, expect["text"]), result.text[:200]
     assert result.stop_reason == expect["stop_reason"]
     assert len(result.thinking) == len(expect["thinking"])
@@ -72,46 +159,82 @@ def test_recorded_stream(rec: Recording) -> None:
         if want.get("redacted"):
             assert block.redacted and block.data is not None and len(block.data) == want["data_len"]
         else:
+            assert not block.redacted
             assert matches(block.text, want["text"]), block.text[:200]
             assert bool(block.signature) == want.get("signed", False)
-    calls = [
-        {"name": c.name, "arguments": c.arguments, **({"truncated": True} if c.truncated else {})}
-        for c in result.tool_calls
-    ]
-    assert calls == [{k: v for k, v in c.items() if k != "raw_arguments_start"} for c in expect["tool_calls"]]
+    assert len(result.tool_calls) == len(expect["tool_calls"])
     for call, want in zip(result.tool_calls, expect["tool_calls"], strict=True):
-        if want.get("truncated"):
+        assert (call.name, call.arguments) == (want["name"], want.whole("arguments"))
+        assert call.truncated == want.get("truncated", False)
+        if call.truncated:
             assert call.raw_arguments is not None
-            assert call.raw_arguments.startswith(want.get("raw_arguments_start", ""))
+            assert call.raw_arguments.startswith(want["raw_arguments_start"])
         assert call.id
 
+    usage = result.usage
     if expect["usage"] == "estimated":
-        assert result.usage.estimated
-        assert result.usage.input_tokens > 0 and result.usage.output_tokens > 0
+        assert usage.estimated
+        assert usage.input_tokens > 0 and usage.output_tokens > 0
+        assert rec.protocol == "chat_completions" and rec.chat_usage() is None  # the stream reported none
     else:
-        assert not result.usage.estimated
-        assert result.usage.model_dump() == expect["usage"]
+        assert not usage.estimated
+        assert usage.model_dump() == expect.whole("usage")
+    if "usage_raw" in expect:
+        raw = expect["usage_raw"]
+        figures = {key: raw[key] for key in ("prompt", "completion", "total", "reasoning", "cached")}
+        assert figures == rec.chat_usage()  # what the recorded stream itself reports
+        # Usage's conventions: input excludes the cached part; output is everything after
+        # the prompt, reasoning included wherever the server counts it (xAI: outside
+        # completion_tokens, total = prompt + completion + reasoning).
+        assert usage.cache_read_tokens == figures["cached"]
+        assert usage.input_tokens == figures["prompt"] - figures["cached"]
+        assert usage.cache_creation_tokens == 0
+        assert usage.output_tokens == figures["total"] - figures["prompt"]
+        assert usage.output_tokens >= max(figures["completion"], figures["reasoning"])
     if "refusal" in expect:
         assert result.refusal == (REFUSAL_NOTE if expect["refusal"] == "<note>" else expect["refusal"])
     else:
         assert result.refusal is None
 
-    assert_events_add_up(rec, events, result)
+
+def assert_shown(events: list[StreamEvent], want: Expected) -> None:
+    """The events of an abandoned attempt show what the sidecar says it streamed."""
+    assert "".join(e.text for e in events if e.type == "text") == want["text"]
+    ends = [e for e in events if e.type == "thinking_end"]
+    assert len(ends) == len(want["thinking"])
+    for end, block in zip(ends, want["thinking"], strict=True):
+        assert "".join(e.text for e in events if e.type == "thinking" and e.index == end.index) == block["text"]
+        assert bool(end.signature) == block["signed"]
+    starts = [e for e in events if e.type == "tool_call_start"]
+    assert len(starts) == len(want["tool_calls"])
+    for start, call in zip(starts, want["tool_calls"], strict=True):
+        fragments = "".join(e.text for e in events if e.type == "tool_call_args" and e.tool_call_id == start.tool_call_id)
+        assert (start.name, fragments) == (call["name"], call["streamed_arguments"])
 
 
-def assert_events_add_up(rec: Recording, events: list[StreamEvent], result: ProviderResult) -> None:
+def assert_events_add_up(events: list[StreamEvent], result: ProviderResult) -> None:
     """What a view shows while streaming is what the result holds at the end."""
-    if "spliced" in rec.id:  # the first attempt's deltas were shown before the splice
-        return
     assert "".join(e.text for e in events if e.type == "text") == result.text
-    readable = [b.text for b in result.thinking if not b.redacted]
-    assert "".join(e.text for e in events if e.type == "thinking") == "".join(readable)
-    assert sum(e.type == "thinking_end" for e in events) == len(result.thinking)
-    starts = [e.tool_call_id for e in events if e.type == "tool_call_start"]
-    assert starts == [c.id for c in result.tool_calls]
+    for index, block in enumerate(result.thinking):
+        streamed = "".join(e.text for e in events if e.type == "thinking" and e.index == index)
+        assert streamed == ("" if block.redacted else block.text), index
+    ends = [e for e in events if e.type == "thinking_end"]
+    assert [(e.index, e.signature) for e in ends] == [(i, b.signature) for i, b in enumerate(result.thinking)]
+    starts = [e for e in events if e.type == "tool_call_start"]
+    assert [(e.tool_call_id, e.name) for e in starts] == [(c.id, c.name) for c in result.tool_calls]
     for call in result.tool_calls:
         fragments = "".join(e.text for e in events if e.type == "tool_call_args" and e.tool_call_id == call.id)
-        assert fragments == (call.raw_arguments if call.raw_arguments is not None else fragments)
+        if call.raw_arguments is not None:  # cut off or not JSON: shown as it came
+            assert fragments == call.raw_arguments
+        else:  # the streamed JSON is the call's arguments (none streamed: no arguments)
+            assert (json.loads(fragments) if fragments else {}) == call.arguments, fragments
+
+
+def test_expected_lists_the_keys_nobody_read() -> None:
+    expect = Expected({"text": "a", "usage_raw": {"prompt": 1, "cached": 0}, "tool_calls": [{"name": "f", "x": 1}]})
+    assert expect["text"] == "a" and expect["usage_raw"]["prompt"] == 1 and expect["tool_calls"][0]["name"] == "f"
+    assert expect.unread() == ["expect.usage_raw.cached", "expect.tool_calls[0].x"]
+    assert Expected({"usage": {"input_tokens": 1}}).unread() == ["expect.usage"]
 
 
 def test_every_recording_says_where_it_came_from() -> None:
@@ -124,6 +247,7 @@ def test_every_recording_says_where_it_came_from() -> None:
         captured = bool(source.get("captured_by") and source.get("server") and source.get("model"))
         assert published or "url" in source or captured, rec.id
         assert rec.side["framing"] in ("sse", "jsonl") and rec.protocol in ("anthropic", "chat_completions")
+        assert set(rec.side) <= {"source", "origin", "protocol", "framing", "notes", "expect"}, rec.id
 
 
 def test_the_recordings_cover_the_servers_the_issue_names() -> None:
