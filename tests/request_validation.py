@@ -216,8 +216,21 @@ def _join(path: str, key: str | int) -> str:
     return f"{path}.{key}" if path else key
 
 
+# Annotation id -> (annotation, what is derived from it): the SDK modules keep the
+# annotations alive, and the entry holds a reference too, so an id is never reused.
+_FORMS: dict[int, tuple[Any, tuple[str, Any]]] = {}
+_UNIONS: dict[int, tuple[Any, _UnionPlan]] = {}
+
+
 def _form(tp: Any) -> tuple[str, Any]:
     """What an annotation asks of a JSON value: (form, the annotation without wrappers)."""
+    cached = _FORMS.get(id(tp))
+    if cached is None:
+        cached = _FORMS[id(tp)] = (tp, _read_form(tp))
+    return cached[1]
+
+
+def _read_form(tp: Any) -> tuple[str, Any]:
     tp = _strip(tp)
     origin = typing_extensions.get_origin(tp)
     if tp is Any or tp is object:
@@ -275,7 +288,7 @@ class _Walker:
         if form == "null":
             return [] if value is None else [Problem(path, f"expected null, got {_kind(value)}")]
         if form == "union":
-            return self._union(value, typing_extensions.get_args(tp), path)
+            return self._union(value, tp, path)
         if form == "literal":
             if any(value == a and type(value) is type(a) for a in typing_extensions.get_args(tp)):
                 return []
@@ -313,28 +326,18 @@ class _Walker:
                 found.append(Problem(_join(path, key), f"unexpected field ({cls.__name__} has no {key!r})"))
         return found
 
-    def _union(self, value: Any, members: tuple[Any, ...], path: str) -> list[Problem]:
-        flat: list[Any] = []
-        for m in members:
-            m = _strip(m)
-            flat += [_strip(a) for a in typing_extensions.get_args(m)] if _is_union(m) else [m]
-        candidates = flat
-        dicts = [m for m in flat if typing_extensions.is_typeddict(m)]
-        loose = any(m in (Any, object) or m in _DICTS or typing_extensions.get_origin(m) in _DICTS for m in flat)
-        if isinstance(value, dict) and dicts and not loose:
-            for key in ("type", "role"):
-                # A union of typed blocks (or of message roles): the member the body meant
-                # is the one its ``type`` (``role``) names.
-                tags = {m: _tags(m, key) for m in dicts}
-                if any(t is None for t in tags.values()):
-                    continue
-                meant = [m for m in dicts if value.get(key) in (tags[m] or ())]
-                if not meant:
-                    names = ", ".join(sorted({repr(v) for t in tags.values() for v in t or ()}))
-                    got = repr(value[key]) if key in value else "none"
-                    return [Problem(_join(path, key), f"expected one of {names}; got {got}")]
-                candidates = meant
-                break
+    def _union(self, value: Any, tp: Any, path: str) -> list[Problem]:
+        plan = _union_plan(tp)
+        candidates = plan.members
+        if isinstance(value, dict) and plan.key is not None:
+            # A union of typed blocks (or of message roles): the member the body meant is
+            # the one its ``type`` (``role``) names.
+            tag = value.get(plan.key)
+            meant = [m for m, tags in plan.tags if tag in tags]
+            if not meant:
+                got = repr(tag) if plan.key in value else "none"
+                return [Problem(_join(path, plan.key), f"expected one of {plan.names}; got {got}")]
+            candidates = meant
         best: list[Problem] | None = None
         for m in candidates:
             found = self.check(value, m, path)
@@ -346,4 +349,37 @@ class _Walker:
                 best = found
         # The closest member of the value's kind, else one problem naming what would fit.
         shown = repr(value) if isinstance(value, (str, int, float)) and len(repr(value)) < 40 else _kind(value)
-        return best or [Problem(path, f"expected {' | '.join(dict.fromkeys(map(_name, flat)))}, got {shown}")]
+        return best or [Problem(path, f"expected {plan.kinds}, got {shown}")]
+
+
+@dataclass(frozen=True)
+class _UnionPlan:
+    members: list[Any]  # flattened, without wrappers
+    key: str | None  # the field that tells dict members apart ("type" / "role"), if one does
+    tags: list[tuple[Any, tuple[Any, ...]]]  # (TypedDict member, the values its ``key`` takes)
+    names: str  # all those values, for the message
+    kinds: str  # what the union takes, for the message
+
+
+def _union_plan(tp: Any) -> _UnionPlan:
+    cached = _UNIONS.get(id(tp))
+    if cached is None:
+        cached = _UNIONS[id(tp)] = (tp, _read_union(tp))
+    return cached[1]
+
+
+def _read_union(tp: Any) -> _UnionPlan:
+    members: list[Any] = []
+    for m in typing_extensions.get_args(tp):
+        m = _strip(m)
+        members += [_strip(a) for a in typing_extensions.get_args(m)] if _is_union(m) else [m]
+    kinds = " | ".join(dict.fromkeys(map(_name, members)))
+    dicts = [m for m in members if typing_extensions.is_typeddict(m)]
+    loose = any(m in (Any, object) or m in _DICTS or typing_extensions.get_origin(m) in _DICTS for m in members)
+    if dicts and not loose:  # a plain Dict member takes any object: no field tells them apart
+        for key in ("type", "role"):
+            tags = [(m, _tags(m, key)) for m in dicts]
+            if all(t is not None for _, t in tags):
+                names = ", ".join(sorted({repr(v) for _, t in tags for v in t or ()}))
+                return _UnionPlan(members, key, [(m, t or ()) for m, t in tags], names, kinds)
+    return _UnionPlan(members, None, [], "", kinds)
