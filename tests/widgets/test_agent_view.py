@@ -6,6 +6,7 @@ import json
 import threading
 import time
 from collections.abc import Callable
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -90,7 +91,7 @@ def test_coalescing_bounds_the_message_rate_and_keeps_text_exact(paced: bool, cl
         assert streamed >= 0.9
         assert len(wire.batches) >= 10  # really streaming, not one lump at the end
     _assert_contiguous(wire.batches, 2004)
-    gaps = [b - a for (a, _), (b, _) in zip(wire.batches, wire.batches[1:-1])]
+    gaps = [b - a for (a, _), (b, _) in pairwise(wire.batches[:-1])]  # the last: the turn end's forced flush
     assert min(gaps, default=1.0) >= agent_view_module.FLUSH_INTERVAL_S * 0.9
     # consecutive deltas of a step travel as one entry per batch
     for _, b in wire.batches:
@@ -328,22 +329,36 @@ def test_bundle_is_an_es_module_with_a_default_export() -> None:
 
 @pytest.mark.kernel
 def test_timer_thread_sends_reach_iopub_in_a_real_kernel() -> None:
-    jupyter_client = pytest.importorskip("jupyter_client")
+    import jupyter_client  # ipykernel's dependency: a test requirement, never skipped
     km = jupyter_client.KernelManager(kernel_name="python3")
     km.start_kernel()
     kc = km.client()
     kc.start_channels()
     try:
         kc.wait_for_ready(timeout=60)
+        # The view's clock stands still while the cell sends its events, so the first goes
+        # at once and the rest wait for the timer; then time moves on, and with no further
+        # event only the (real) timer thread can send them.
         code = (
-            "import time\n"
+            "import threading\n"
             "from jupyter_brain.widgets import AgentView\n"
+            "from jupyter_brain.widgets._timer import start_timer\n"
             "from jupyter_brain.agent.events import TurnStart, TextDelta\n"
-            "v = AgentView()\n"
+            "now = [0.0]\n"
+            "sent_by_timer = threading.Event()\n"
+            "def timers(delay, callback):\n"
+            "    def fire(timer):\n"
+            "        advanced = now[0] > 0.0\n"
+            "        callback(timer)\n"
+            "        if advanced:\n"
+            "            sent_by_timer.set()\n"
+            "    return start_timer(delay, fire)\n"
+            "v = AgentView(clock=lambda: now[0], timer_factory=timers)\n"
             "v.handle(TurnStart(user_message='go'))\n"
             "for w in ['a', 'b', 'c']:\n"
             "    v.handle(TextDelta(step=1, text=w))\n"
-            "time.sleep(1.0)  # no events: only the timer thread can send 'bc'\n"
+            "now[0] = 1.0\n"
+            "assert sent_by_timer.wait(30), 'the timer thread never sent the pending deltas'\n"
         )
         msg_id = kc.execute(code)
         batches: list[tuple[dict[str, Any], dict[str, Any]]] = []
@@ -360,9 +375,9 @@ def test_timer_thread_sends_reach_iopub_in_a_real_kernel() -> None:
             elif msg["msg_type"] == "error":
                 pytest.fail("\n".join(content["traceback"]))
         assert idle_seen
-        text = "".join(e["text"] for _, b in batches for e in b["events"] if e["type"] == "text_delta")
-        assert text == "abc"
-        assert len(batches) == 2
+        sent = [[(e["type"], e.get("text")) for e in b["events"]] for _, b in batches]
+        # the first event at once (the cell's thread); the deltas, coalesced, from the timer thread
+        assert sent == [[("turn_start", None)], [("text_delta", "abc")]], sent
         assert all(parent.get("msg_id") == msg_id for parent, _ in batches)  # attributed to the cell
     finally:
         kc.stop_channels()
