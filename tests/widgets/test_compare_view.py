@@ -98,8 +98,10 @@ def test_a_finished_run_is_sent_at_once(clock: FakeClock) -> None:
 
 
 # ── with the comparison runner ─────────────────────────────────────────────
-def test_compare_view_coalesces_records_decisions_and_reprs(log):
-    view = CompareView(["react", "tot"], 1, "What is 6*7?")
+def test_compare_view_coalesces_records_decisions_and_reprs(log, clock: FakeClock):
+    # Time stands still while the runs stream (their threads call handle): only the first
+    # event and the forced flushes (each run's end, the stream's close) can send.
+    view = CompareView(["react", "tot"], 1, "What is 6*7?", clock=clock, timer_factory=clock.start_timer)
     sent: list[dict] = []
     view.send = sent.append  # type: ignore[method-assign]
     bots = {s: ScriptedProvider([ANSWERS[s]], chunk_words=1) for s in ("react", "tot")}
@@ -110,6 +112,7 @@ def test_compare_view_coalesces_records_decisions_and_reprs(log):
     assert sent and all(m["kind"] == "compare" for m in sent)
     events = sum(len(b["events"]) for m in sent for b in m["batches"].values())
     assert len(sent) < events  # many events, fewer messages: coalesced
+    assert len(sent) <= 1 + 2 + 1
     for key in ("react#1", "tot#1"):
         batches = [m["batches"][key] for m in sent if key in m["batches"]]
         assert [b["start"] for b in batches[1:]] == [b["end"] for b in batches[:-1]]  # contiguous
