@@ -89,7 +89,8 @@ class OpenAICompatProvider(StreamingProvider):
         self.base_url = base_url or default_url
         key = api_key or (os.environ.get("OPENAI_API_KEY") if preset == "openai" else None)
         self.api_key = key  # masked in every view (providers.capabilities.provider_secrets)
-        if not key:
+        keyless = not key
+        if keyless:
             if placeholder_key is None and _is_official(self.base_url):
                 raise ProviderError(
                     "no OpenAI API key: set the OPENAI_API_KEY environment variable or pass "
@@ -101,6 +102,9 @@ class OpenAICompatProvider(StreamingProvider):
             key = placeholder_key or "not-needed"
             if not _is_official(self.base_url):
                 default_model = None  # a local server: ask it what it serves
+        # OpenAI's own reasoning models only accept the newer name; a local server (no
+        # key) knows the older one, and llama-cpp-python ignores the newer one: unbounded.
+        self._max_tokens_field = "max_completion_tokens" if preset == "openai" and not keyless else "max_tokens"
         self.model = model or default_model or ""
         self.max_tokens = max_tokens
         self.vision = vision  # None: from the model catalogue (``takes_images``)
@@ -137,9 +141,7 @@ class OpenAICompatProvider(StreamingProvider):
         if tools:
             params["tools"] = wire_tools(tools)
         if self.max_tokens:
-            # OpenAI's own reasoning models only accept the newer name.
-            field = "max_completion_tokens" if self.name == "openai" else "max_tokens"
-            params[field] = self.max_tokens
+            params[self._max_tokens_field] = self.max_tokens
         return params
 
     def generate_stream(
