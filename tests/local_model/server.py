@@ -61,6 +61,11 @@ def server_command(gguf: Path, port: int, python: str = sys.executable) -> list[
     n_ctx 8192 (the model's own window): the agent's system prompt, workspace context and
     tool schemas take a few thousand tokens, more than the server's default 2048. The chat
     template is the one inside the GGUF (ChatML), what a user gets without flags.
+
+    One thread, for generation and for prompts alike: llama.cpp's threads wait for each
+    other at every step, so on a busy machine (other test runs, a stress test) a second
+    thread makes the server many times slower (a first answer took minutes) rather than
+    faster, as a 135M model is quick on one core anyway.
     """
     return [
         python, "-m", "llama_cpp.server",
@@ -69,7 +74,8 @@ def server_command(gguf: Path, port: int, python: str = sys.executable) -> list[
         "--host", "127.0.0.1",
         "--port", str(port),
         "--n_ctx", "8192",
-        "--n_threads", "2",
+        "--n_threads", "1",
+        "--n_threads_batch", "1",
         "--verbose", "False",
     ]
 
