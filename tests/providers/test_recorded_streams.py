@@ -15,6 +15,7 @@ request are in ``test_recorded_behaviours.py``.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -75,7 +76,7 @@ def abandoned_attempt(rec: Recording) -> list[StreamEvent]:
     """What the stream showed before its last ``message_start`` (a gateway splicing in a
     fallback, or repeating the start): the events of the body cut just before it."""
     body = rec.body()
-    starts = [i for i in range(len(body)) if body.startswith(b"event: message_start", i)]
+    starts = [m.start() for m in re.finditer(rb"^event: message_start$", body, re.MULTILINE)]
     if rec.protocol != "anthropic" or len(starts) < 2:
         return []
     events, outcome = stream(rec, body[: starts[-1]])
