@@ -49,3 +49,25 @@ def test_each_call_is_a_fresh_script(offline):
     assert demo_models.strategy_model("cot") is not demo_models.strategy_model("cot")
     with pytest.raises(KeyError):
         demo_models.strategy_model("unknown")
+
+
+def test_demo_setup_makes_every_request_the_same_on_any_machine(shell, monkeypatch, tmp_path):
+    """The notebooks' setup: a request does not change when a file appears beside the
+    notebook or the Python version is another one; the workspace lists notebooks/data."""
+    import platform
+
+    bot = ScriptedProvider(["ok", "ok"])
+    shell.user_ns["bot"] = bot
+    demo_models.demo_setup()
+    shell.run_cell_magic("agent", "--provider bot", "hi")
+    (tmp_path / "added_beside_the_notebook.txt").write_text("new", encoding="utf-8")  # the working directory
+    monkeypatch.setattr(platform, "python_version", lambda: "3.99.123")
+    shell.run_cell_magic("agent", "--provider bot --new", "hi")
+    first, second = (call["messages"] for call in bot.calls)
+    assert first == second
+    kinds = {m["kind"]: m["content"] for m in first if m.get("kind")}
+    assert kinds["runtime"] == "Runtime: you are answering as scripted via scripted."
+    assert "data/ — " in kinds["workspace"] and "sales_2024.csv" in kinds["workspace"]
+    assert "added_beside_the_notebook" not in kinds["workspace"]
+    magics = shell.magics_manager.registry["AgentMagics"]
+    assert Path(magics.data_dir).name.startswith("jupyter-brain-")

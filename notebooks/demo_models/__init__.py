@@ -8,7 +8,7 @@ the conversation, so the numbers in their answers are the ones computed in the n
 The notebooks stay runnable (and tested with nbval) offline.
 """
 
-from ._base import live, temporary_data_dir
+from ._base import demo_setup, live, temporary_data_dir
 from .comparison import comparison_followup_model, comparison_models
 from .dataframes import dataframe_model
 from .other import bounded_context_model, mcp_model, safety_model
@@ -23,6 +23,7 @@ __all__ = [
     "comparison_followup_model",
     "comparison_models",
     "dataframe_model",
+    "demo_setup",
     "fiscal_model",
     "live",
     "mcp_model",

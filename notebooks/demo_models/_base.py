@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from jupyter_brain.providers.registry import configured_provider
@@ -28,6 +29,28 @@ def temporary_data_dir() -> str:
     tmp = tempfile.TemporaryDirectory(prefix="jupyter-brain-", ignore_cleanup_errors=True)
     _KEEP.append(tmp)
     return tmp.name
+
+
+DEMO_WORKSPACE = Path(__file__).resolve().parent.parent / "data"
+"""The folder the demos' workspace lists: the notebooks' own data, whatever else is beside them."""
+
+
+def demo_setup(data_dir: str | None = None) -> None:
+    """The example notebooks' setup, so that every request (and every saved output) is the
+    same on any machine: a fresh event log (``AgentMagics.data_dir``, a temporary folder
+    unless given), a workspace that lists ``notebooks/data`` (``AgentMagics.workspace_dir``:
+    not the notebooks' folder, where a new file would change every request) and a runtime
+    message that names only the model (``AgentMagics.runtime = "model"``: no date, no Python
+    version)."""
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is None or "AgentMagics" not in shell.magics_manager.registry:
+        raise RuntimeError("demo_setup() runs in a notebook after %load_ext jupyter_brain")
+    magics = shell.magics_manager.registry["AgentMagics"]
+    magics.data_dir = data_dir or temporary_data_dir()
+    magics.workspace_dir = str(DEMO_WORKSPACE)
+    magics.runtime = "model"
 
 
 def tool_output(messages: list[dict[str, Any]], name: str | None = None, containing: str = "") -> str:
