@@ -5,7 +5,8 @@
     python demo_server.py fail            # writes to stderr (with $DEMO_TOKEN) and exits: cannot start
 
 Its tools cover what a client must handle: a read-only tool, a destructive one, an image,
-an embedded resource, an error result, a large result, a crash and a hang.
+an embedded resource, an error result, a large result, a crash and a hang. ``started``
+tells how many calls of a tool the server has begun, so a test can check what was sent.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import os
 import struct
 import sys
 import zlib
+from collections import Counter
 
 import anyio
 import mcp_types as types
@@ -23,6 +25,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 server = MCPServer("demo", instructions="A demo server for jupyter-brain's tests.", log_level="WARNING")
 ITEMS = {"apple": "red", "banana": "yellow"}
+STARTED: Counter[str] = Counter()  # tool name -> calls begun
 
 
 @server.tool(annotations=types.ToolAnnotations(read_only_hint=True))
@@ -92,8 +95,15 @@ def crash() -> str:
 @server.tool(annotations=types.ToolAnnotations(read_only_hint=True))
 async def hang(seconds: float = 3600.0) -> str:
     """Sleep far longer than any timeout."""
+    STARTED["hang"] += 1
     await anyio.sleep(seconds)
     return "woke up"
+
+
+@server.tool(annotations=types.ToolAnnotations(read_only_hint=True))
+def started(name: str) -> int:
+    """How many calls of a tool this server has begun (only counted for ``hang``)."""
+    return STARTED[name]
 
 
 def _png(width: int, height: int) -> bytes:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 DEMO = Path(__file__).with_name("demo_server.py")
@@ -35,3 +38,48 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def wait_until(condition: Callable[[], object], within_s: float = 60.0, every_s: float = 0.05) -> bool:
+    """Poll until ``condition()`` is true. ``within_s`` only bounds the wait so that a broken
+    behaviour fails instead of hanging: it is never a measure of speed (assert on the result)."""
+    deadline = time.monotonic() + within_s
+    while not condition():
+        if time.monotonic() >= deadline:
+            return bool(condition())
+        time.sleep(every_s)
+    return True
+
+
+def gone(pid: int, within_s: float = 60.0) -> bool:
+    """The process has exited (waiting for it at most ``within_s``)."""
+    return wait_until(lambda: not alive(pid), within_s)
+
+
+def processes_with(marker: str) -> list[int]:
+    """Live processes whose command line contains ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if marker.encode() in cmdline and alive(int(entry.name)):
+            found.append(int(entry.name))
+    return found
+
+
+def children_running(module: str) -> list[int]:
+    """Live child processes of this one started as ``python -m MODULE``."""
+    found = []
+    for pid in processes_with(module):
+        try:
+            ppid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == os.getpid() and b"-m" in argv and module.encode() in argv:
+            found.append(pid)
+    return found
