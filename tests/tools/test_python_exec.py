@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import sys
 import threading
-import time
 import types
 
 import matplotlib
@@ -17,7 +16,7 @@ import pandas as pd
 import pytest
 
 from jupyter_brain.agent.tools import ToolError
-from jupyter_brain.tools import python_tools
+from jupyter_brain.tools import python_exec, python_tools
 
 
 def _run(namespace: dict, **kwargs: float):
@@ -157,15 +156,18 @@ def test_magics_are_transformed_by_a_running_shell(monkeypatch: pytest.MonkeyPat
 def test_concurrent_runs_do_not_mix_output(capsys: pytest.CaptureFixture[str]) -> None:
     ns: dict = {}
     run = _run(ns)
-    barrier = threading.Barrier(2)
-    ns["barrier"] = barrier
+    # All three threads print in lockstep: each round, both runs print while capturing and
+    # the main thread prints beside them. (The loop variable is local to each run: the two
+    # runs share the namespace.)
+    step = threading.Barrier(3, timeout=60)
+    ns["step"] = step
     results: dict[str, str] = {}
     code = (
-        "import time\n"
-        "barrier.wait()\n"
-        "for i in range(50):\n"
-        "    print('{tag}', i)\n"
-        "    time.sleep(0.001)\n"
+        "def count_{tag}():\n"
+        "    for i in range(50):\n"
+        "        step.wait()\n"
+        "        print('{tag}', i)\n"
+        "count_{tag}()\n"
     )
 
     def worker(tag: str) -> None:
@@ -174,11 +176,12 @@ def test_concurrent_runs_do_not_mix_output(capsys: pytest.CaptureFixture[str]) -
     threads = [threading.Thread(target=worker, args=(tag,)) for tag in ("AAA", "BBB")]
     for thread in threads:
         thread.start()
-    for _ in range(20):  # the main thread keeps printing while both runs capture
-        print("MAIN")
-        time.sleep(0.002)
+    for i in range(50):
+        step.wait()
+        if i < 20:
+            print("MAIN")
     for thread in threads:
-        thread.join(10)
+        thread.join(60)
     assert results["AAA"].splitlines() == [f"AAA {i}" for i in range(50)]
     assert results["BBB"].splitlines() == [f"BBB {i}" for i in range(50)]
     leaked = capsys.readouterr().out
@@ -219,24 +222,43 @@ def test_figures_are_downscaled_for_the_model() -> None:
 
 
 def test_timeout_interrupts_runaway_code() -> None:
-    run = _run({}, timeout_s=0.5)
-    code = "print('started')\nwhile True:\n    try:\n        pass\n    except Exception:\n        pass"
-    start = time.monotonic()
-    with pytest.raises(ToolError) as info:
-        run(code)
-    assert time.monotonic() - start < 5
+    # The loop ends on its own only if the watchdog never fires (after a minute): then the
+    # run returns instead of raising and the test fails rather than hanging.
+    gave_up = threading.Event()
+    run = _run({"gave_up": gave_up}, timeout_s=0.5)
+    code = ("print('started')\nwhile not gave_up.is_set():\n    try:\n        pass\n"
+            "    except Exception:\n        pass")
+    backstop = threading.Timer(60, gave_up.set)
+    backstop.start()
+    try:
+        with pytest.raises(ToolError) as info:
+            run(code)
+    finally:
+        backstop.cancel()
+    assert not gave_up.is_set()  # interrupted by the watchdog, not let go by the backstop
     assert str(info.value) == "started\nExecution stopped: run_python took longer than 0.5 s."
     assert run("1 + 1") == "Out: 2"  # the thread is usable afterwards: no pending interrupt
 
 
-def test_fast_code_is_not_interrupted_later() -> None:
+def test_fast_code_is_not_interrupted_later(monkeypatch: pytest.MonkeyPatch) -> None:
+    watchdogs = []
+
+    class Recorded(python_exec._Watchdog):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            watchdogs.append(self)
+
+    monkeypatch.setattr(python_exec, "_Watchdog", Recorded)
     run = _run({}, timeout_s=0.3)
     assert run("2") == "Out: 2"
-    # Busy past the deadline: a watchdog that was not cancelled would raise in this thread.
+    [watchdog] = watchdogs
+    # Wait until the watchdog's timer is over (cancelled, or fired at 0.3 s), then run some
+    # Python: an interrupt it injected into this thread would arrive here.
     arrived: BaseException | None = None
-    until = time.monotonic() + 0.6
     try:
-        while time.monotonic() < until:
+        watchdog._timer.join(60)
+        assert not watchdog._timer.is_alive()
+        for _ in range(10_000):
             pass
     except BaseException as exc:  # noqa: BLE001 - whatever a stale watchdog injects
         arrived = exc
