@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import threading
-import time
 
 import pytest
 
+from jupyter_brain.agent.budget import TurnBudget
 from jupyter_brain.agent.callbacks import AgentCallbacks
 from jupyter_brain.agent.cost import SessionCostTracker
 from jupyter_brain.agent.events import EventLog
@@ -21,13 +22,6 @@ from jupyter_brain.providers.scripted import ScriptedProvider
 def lookup(key: str) -> str:
     """Look a key up."""
     return f"value of {key}"
-
-
-@tool(tool_timeout_s=0.2, retry_on_timeout=False)
-def hang() -> str:
-    """Never returns in time."""
-    time.sleep(5)
-    return "late"
 
 
 @tool(effect="execute")
@@ -146,16 +140,68 @@ def test_max_steps_ends_with_explicit_message_and_valid_history():
     assert end.type == "turn_end" and end.status == "max_steps"
 
 
-def test_deadline_ends_turn_with_timeout():
-    harness, _, _ = make(
+class _TurnClock:
+    """The turns' deadline clock: it moves only when the test moves it."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture()
+def turn_clock(monkeypatch):
+    from jupyter_brain.agent import turn as turn_module
+
+    clock = _TurnClock()
+    monkeypatch.setattr(turn_module, "TurnBudget", functools.partial(TurnBudget, clock=clock))
+    return clock
+
+
+@pytest.fixture()
+def hang():
+    """A tool that times out (0.2 s) and stays blocked until the test is over."""
+    release = threading.Event()
+
+    @tool(tool_timeout_s=0.2, retry_on_timeout=False)
+    def hang() -> str:
+        """Never returns in time."""
+        release.wait(60)
+        return "late"
+
+    yield hang
+    release.set()
+
+
+def test_deadline_ends_turn_with_timeout(turn_clock, hang):
+    # The tool times out on its own 0.2 s; the turn's 5 s deadline passes while it runs.
+    def deadline_passes(event):
+        turn_clock.now += 5
+
+    harness, provider, log = make(
         [{"text": "slow", "tool_calls": [call("hang")]}, {"text": "never"}],
-        tools=(hang,), timeout_s=0.5, max_steps=5,
+        tools=(hang,), timeout_s=5, max_steps=5, callbacks=AgentCallbacks(on_tool_end=deadline_passes),
     )
     result = harness.run_turn("s", [], "q")
-    assert result.tool_calls[0].status == "timeout"
-    # The second model call still happens (deadline not yet passed) or the turn times out;
-    # either way the history is valid and the status says what happened.
-    assert result.status in ("completed", "timeout")
+    assert result.tool_calls[0].status == "timeout" and "timed out after 0.2s" in result.tool_calls[0].output
+    assert result.status == "timeout"
+    assert "5s time limit" in result.text and "--timeout" in result.text
+    assert len(provider.calls) == 1  # no model call after the deadline
+    assert_valid_history(result.messages)
+    end = log.events(turn_id=result.turn_id)[-1]
+    assert end.type == "turn_end" and end.status == "timeout"
+
+
+def test_a_tool_timeout_before_the_deadline_lets_the_turn_go_on(turn_clock, hang):
+    harness, provider, _ = make(
+        [{"text": "slow", "tool_calls": [call("hang")]}, {"text": "done without it"}],
+        tools=(hang,), timeout_s=5, max_steps=5,
+    )
+    result = harness.run_turn("s", [], "q")  # the turn's clock stands still: its deadline never comes
+    assert result.tool_calls[0].status == "timeout" and "timed out after 0.2s" in result.tool_calls[0].output
+    assert result.status == "completed" and result.text == "done without it"
+    assert len(provider.calls) == 2
     assert_valid_history(result.messages)
 
 
@@ -455,25 +501,58 @@ def test_uncertain_final_answer_does_not_trigger_reflection():
     assert not any(c["reflection"] for c in provider.calls)
 
 
+class _WatchedLock:
+    """The harness's turn lock, telling the test when a second turn has to wait for it."""
+
+    def __init__(self, lock) -> None:
+        self._lock = lock
+        self.waiting = threading.Event()
+
+    def __enter__(self):
+        if not self._lock.acquire(blocking=False):
+            self.waiting.set()
+            self._lock.acquire()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._lock.release()
+
+
 def test_concurrent_turns_on_one_harness_are_serialised():
     entered = threading.Event()
     release = threading.Event()
-    overlap = []
+    active = []  # model calls in progress when each one started
+    running = [0]
+    guard = threading.Lock()
 
     def slow(messages, tools):
-        overlap.append(entered.is_set())
+        with guard:
+            active.append(running[0])
+            running[0] += 1
         entered.set()
-        release.wait(5)
+        release.wait(60)
+        with guard:
+            running[0] -= 1
         return "done"
 
     harness, _, _ = make([slow, slow])
+    harness._turn_lock = watched = _WatchedLock(harness._turn_lock)
     results = []
-    threads = [threading.Thread(target=lambda: results.append(harness.run_turn("s", [], "q"))) for _ in range(2)]
-    for t in threads:
-        t.start()
-    entered.wait(5)
-    release.set()
-    for t in threads:
-        t.join(5)
-    assert overlap == [False, True]  # the second turn's model call came after the first's
+
+    def turn():
+        results.append(harness.run_turn("s", [], "q"))
+
+    first = threading.Thread(target=turn)
+    first.start()
+    try:
+        assert entered.wait(60)  # the first turn is inside its model call
+        second = threading.Thread(target=turn)
+        second.start()
+        assert watched.waiting.wait(60)  # the second turn waits for the first
+        assert active == [0]  # ...and has not reached the model
+    finally:
+        release.set()
+    for t in (first, second):
+        t.join(60)
+    assert active == [0, 0]  # the second turn's model call came after the first's
     assert [r.status for r in results] == ["completed", "completed"]
