@@ -1,15 +1,19 @@
 """BoundedToolExecutor: gates, repair, approval, timeouts, parallel waves, artifacts.
 
 Concurrency is checked with events (two tools that each wait for the other succeed only
-when they run at the same time), never with wall-clock assertions.
+when they run at the same time), never with wall-clock assertions. Timeouts are made
+deterministic by ``settled``: a call times out only when its tool is blocked, never
+because its worker thread had not been scheduled yet.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
+from jupyter_brain.agent import executor as executor_module
 from jupyter_brain.agent.artifacts import ArtifactStore, artifact_tool
 from jupyter_brain.agent.budget import TurnBudget
 from jupyter_brain.agent.executor import MAX_REPAIR_ATTEMPTS, BoundedToolExecutor, ToolOutcome, ToolTurnState
@@ -52,6 +56,62 @@ def release():
     ev = threading.Event()
     yield ev
     ev.set()
+
+
+class SettledWaits:
+    """The executor's wait on a tool call, made deterministic: it returns only once the call
+    has finished or its tool is blocked in ``block()`` (until the test ends), then waits as
+    usual. The time it waited in vain passes on ``clock`` too (for a ``TurnBudget``)."""
+
+    def __init__(self, release: threading.Event, wait, execute) -> None:
+        self._release = release
+        self._wait, self._execute = wait, execute
+        self._changed = threading.Condition()
+        self._blocked: set[int] = set()  # worker threads blocked in a tool
+        self._worker: dict[int, int] = {}  # id(run) -> the worker thread running it
+        self.now = 0.0
+
+    def clock(self) -> float:
+        return self.now
+
+    def block(self) -> None:
+        """Called by a tool: block until the test is over."""
+        me = threading.get_ident()
+        with self._changed:
+            self._blocked.add(me)
+            self._changed.notify_all()
+        try:
+            self._release.wait(60)
+        finally:
+            with self._changed:
+                self._blocked.discard(me)
+
+    def execute(self, run) -> None:
+        with self._changed:
+            self._worker[id(run)] = threading.get_ident()
+        try:
+            self._execute(run)
+        finally:
+            with self._changed:
+                self._changed.notify_all()
+
+    def wait(self, run, timeout: float) -> bool:
+        with self._changed:
+            settled = self._changed.wait_for(
+                lambda: self._wait(run, 0) or self._worker.get(id(run)) in self._blocked, timeout=60)
+        assert settled, "the tool neither returned nor blocked"
+        finished = self._wait(run, timeout)
+        if not finished:
+            self.now += max(0.0, timeout)
+        return finished
+
+
+@pytest.fixture
+def settled(monkeypatch, release):
+    waits = SettledWaits(release, executor_module._Run.wait, executor_module._Run.execute)
+    monkeypatch.setattr(executor_module._Run, "wait", lambda run, timeout: waits.wait(run, timeout))
+    monkeypatch.setattr(executor_module._Run, "execute", lambda run: waits.execute(run))
+    return waits
 
 
 # ── gates ────────────────────────────────────────────────────────────────────
@@ -287,22 +347,22 @@ def test_validation_disabled_passes_arguments_through():
 # ── timeouts ─────────────────────────────────────────────────────────────────
 
 
-def hanging_tool(release, invocations, *, retry: bool, succeed_on: int | None = None):
+def hanging_tool(settled, invocations, *, retry: bool, succeed_on: int | None = None):
     @tool(tool_timeout_s=0.2, retry_on_timeout=retry)
     def hang() -> str:
         """H."""
         invocations.append(1)
         if succeed_on is not None and len(invocations) >= succeed_on:
             return "finally"
-        release.wait(10)
+        settled.block()
         return "late"
 
     return hang
 
 
-def test_timeout_retries_once_then_blocks(release):
+def test_timeout_retries_once_then_blocks(settled):
     invocations = []
-    ex, state = make([hanging_tool(release, invocations, retry=True)])
+    ex, state = make([hanging_tool(settled, invocations, retry=True)])
     (o,) = ex.execute([call("hang")], state)
     assert o.status == "timeout"
     assert len(invocations) == 2
@@ -312,33 +372,33 @@ def test_timeout_retries_once_then_blocks(release):
     assert o2.status == "blocked" and len(invocations) == 2
 
 
-def test_timeout_without_retry(release):
+def test_timeout_without_retry(settled):
     invocations = []
-    ex, state = make([hanging_tool(release, invocations, retry=False)])
+    ex, state = make([hanging_tool(settled, invocations, retry=False)])
     (o,) = ex.execute([call("hang")], state)
     assert o.status == "timeout" and len(invocations) == 1
     assert "timed out after 0.2s" in o.output and "retried" not in o.output
 
 
-def test_retry_after_timeout_can_succeed(release):
+def test_retry_after_timeout_can_succeed(settled):
     invocations = []
-    ex, state = make([hanging_tool(release, invocations, retry=True, succeed_on=2)])
+    ex, state = make([hanging_tool(settled, invocations, retry=True, succeed_on=2)])
     (o,) = ex.execute([call("hang")], state)
     assert o.status == "ok" and o.output == "finally"
     assert len(invocations) == 2 and state.blocked == {}
 
 
-def test_deadline_caps_tool_timeout(release):
+def test_deadline_caps_tool_timeout(settled):
     invocations = []
 
     @tool(tool_timeout_s=45, retry_on_timeout=True)
     def slow() -> str:
         """S."""
         invocations.append(1)
-        release.wait(10)
+        settled.block()
         return "late"
 
-    budget = TurnBudget(timeout_s=0.3)
+    budget = TurnBudget(timeout_s=0.3, clock=settled.clock)  # the executor's wait uses up the turn's 0.3 s
     ex, state = make([slow])
     (o,) = ex.execute([call("slow")], state, remaining_s=budget.remaining_s)
     assert o.status == "timeout"
@@ -346,14 +406,14 @@ def test_deadline_caps_tool_timeout(release):
     assert len(invocations) == 1  # no retry once the turn's time is up
 
 
-def test_expired_deadline_does_not_wait(release):
+def test_expired_deadline_does_not_wait(settled):
     invocations = []
 
     @tool(tool_timeout_s=45)
     def slow() -> str:
         """S."""
         invocations.append(1)
-        release.wait(10)
+        settled.block()
         return "late"
 
     ex, state = make([slow])
@@ -397,7 +457,7 @@ def rendezvous_tools(wait_s: float):
 
 
 def test_read_tools_in_one_wave_run_concurrently():
-    a, b = rendezvous_tools(5)
+    a, b = rendezvous_tools(30)  # a bound on the wait only: together, they meet at once
     ex, state = make([a, b])
     o1, o2 = ex.execute([call("tool_a"), call("tool_b")], state)
     assert (o1.output, o2.output) == ("together", "together")
@@ -635,7 +695,7 @@ def test_read_artifact_clamps_offset_and_length():
     assert read(handle, offset=25_000) == ""
 
 
-def test_hung_tool_does_not_hold_up_later_calls(release):
+def test_hung_tool_does_not_hold_up_later_calls(settled):
     """A worker stuck in a hung tool is abandoned; the next call gets another worker."""
     invocations = []
 
@@ -644,7 +704,7 @@ def test_hung_tool_does_not_hold_up_later_calls(release):
         """Q."""
         return "quick"
 
-    ex, state = make([hanging_tool(release, invocations, retry=False), quick])
+    ex, state = make([hanging_tool(settled, invocations, retry=False), quick])
     (hung,) = ex.execute([call("hang")], state)
     assert hung.status == "timeout"
     outcomes = ex.execute([call("quick"), call("quick")], state)
@@ -652,18 +712,30 @@ def test_hung_tool_does_not_hold_up_later_calls(release):
     assert len(invocations) == 1  # still hung until the fixture releases it
 
 
-def test_tool_workers_are_reused():
-    import threading as _threading
-
+def test_tool_workers_are_reused(monkeypatch):
+    pool = executor_module._Workers()  # this test's own: no idle (or hung) workers of other tests
+    monkeypatch.setattr(executor_module, "_WORKERS", pool)
     threads = []  # strong references: distinct thread objects stay distinct
 
     @tool
     def who() -> str:
         """W."""
-        threads.append(_threading.current_thread())
+        threads.append(threading.current_thread())
         return "ok"
 
     ex, state = make([who])
     for _ in range(5):
         ex.execute([call("who")], state)
-    assert len({id(t) for t in threads}) < 5
+        # The call returns with its tool; the worker is back in the pool a moment later.
+        assert _eventually(lambda: len(pool._idle) == 1)
+    assert len({id(t) for t in threads}) == 1  # one worker served all five calls
+
+
+def _eventually(condition, within_s: float = 60.0) -> bool:
+    """Poll ``condition``; the bound only keeps a broken behaviour from hanging the test."""
+    deadline = time.monotonic() + within_s
+    while not condition():
+        if time.monotonic() >= deadline:
+            return bool(condition())
+        time.sleep(0.005)
+    return True
