@@ -4,8 +4,11 @@ when asked for, never in the history."""
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import inspect
 import platform
 
+from jupyter_brain.agent import runtime_context
 from jupyter_brain.agent.harness import AgentHarness
 from jupyter_brain.agent.runtime_context import MAX_SKILL_CHARS, runtime_text, skill_text
 from jupyter_brain.providers.scripted import ScriptedProvider
@@ -21,9 +24,13 @@ def test_runtime_text_names_model_date_and_python() -> None:
     assert f"Python {platform.python_version()}" in text
     assert runtime_text("", "") == ""
     assert "as ollama." in runtime_text("ollama", "")
+    assert inspect.signature(runtime_text).parameters["today"].default == dt.date.today  # the real date by default
 
 
-def test_runtime_and_skill_layers_are_in_each_request_not_in_history() -> None:
+def test_runtime_and_skill_layers_are_in_each_request_not_in_history(monkeypatch) -> None:
+    # A fixed date: the turn and the expectation could otherwise fall on either side of midnight.
+    monkeypatch.setattr(runtime_context, "runtime_text",
+                        functools.partial(runtime_text, today=lambda: dt.date(2025, 3, 14)))
     bot = ScriptedProvider([{"text": "", "tool_calls": [{"name": "read_artifact", "arguments": {"artifact_id": "x"}}]},
                             "done"])
     harness = AgentHarness(bot, None, None)
@@ -32,7 +39,7 @@ def test_runtime_and_skill_layers_are_in_each_request_not_in_history() -> None:
     assert len(bot.calls) == 2
     for call in bot.calls:
         kinds = _kinds(call["messages"])
-        assert "m-1 via scripted" in kinds["runtime"] and dt.date.today().isoformat() in kinds["runtime"]
+        assert "m-1 via scripted" in kinds["runtime"] and "Today is 2025-03-14" in kinds["runtime"]
         assert kinds["skill"].endswith("Always answer in haiku.")
         order = [m.get("kind") for m in call["messages"]]
         assert order.index("runtime") < order.index("skill") < order.index(None, 1)  # before the history

@@ -8,6 +8,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+from jupyter_brain.agent.cost import SessionCostTracker
 from jupyter_brain.agent.events import EventLog
 from jupyter_brain.agent.harness import AgentHarness
 from jupyter_brain.agent.history import history_problems
@@ -110,7 +111,7 @@ def test_a_refusal_without_a_reason_gets_a_note_and_runs_no_tool() -> None:
 
 def test_estimated_usage_is_marked_and_never_calibrates_the_counter() -> None:
     guess = ProviderResult(text="hi", usage=Usage(input_tokens=90_000, output_tokens=3, estimated=True))
-    result, events, harness = _run(ScriptedProvider([guess]))
+    result, events, harness = _run(ScriptedProvider([guess]), cost_tracker=SessionCostTracker())
     assert result.usage_estimated and result.usage.estimated and result.steps[0].usage_estimated
     usage = next(e for e in events if e.type == "usage")
     assert usage.usage_estimated and events[-1].usage_estimated
@@ -119,8 +120,7 @@ def test_estimated_usage_is_marked_and_never_calibrates_the_counter() -> None:
     TextView(out).replay(events)
     assert "≈ estimated" in out.getvalue()
     assert "≈ estimated" in events_to_markdown(events)
-    turn = harness.cost_tracker.turns[-1] if harness.cost_tracker else None
-    assert turn is None or turn.estimated
+    assert harness.cost_tracker.turns[-1].estimated  # the session's cost marks it too
 
 
 def test_reported_usage_is_not_marked() -> None:
