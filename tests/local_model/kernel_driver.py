@@ -79,7 +79,8 @@ class AgentKernel:
         manager, client = start_new_kernel(kernel_name="python3", cwd=str(cwd), env=env)
         return cls(manager, client)
 
-    def run(self, code: str, *, timeout: float = 120) -> CellRun:
+    def run(self, code: str, *, timeout: float = 600) -> CellRun:
+        """Run ``code`` to its reply; ``timeout`` only stops a hang (a loaded machine is slow)."""
         run = CellRun(code)
         started = time.monotonic()
         reply = self.client.execute_interactive(
@@ -94,9 +95,10 @@ class AgentKernel:
         run = self.run(f"import json as _j; print(_j.dumps({expression}, default=str))", timeout=30).check()
         return json.loads(run.stdout.strip().splitlines()[-1])
 
-    def run_and_interrupt(self, code: str, *, when: str = "text_delta", count: int = 1, timeout: float = 60) -> CellRun:
+    def run_and_interrupt(self, code: str, *, when: str = "text_delta", count: int = 1, timeout: float = 600) -> CellRun:
         """Run ``code`` and interrupt the kernel (the stop button) once the view has got
-        ``count`` events of type ``when``; the run ends with the cell's reply."""
+        ``count`` events of type ``when`` (an event, never a delay); the run ends with the
+        cell's reply. ``timeout`` only stops a hang."""
         run = CellRun(code)
         started = time.monotonic()
         msg_id = self.client.execute(code, allow_stdin=False)
