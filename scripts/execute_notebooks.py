@@ -4,6 +4,9 @@ nbval runs cells with ``store_history=False``, so the kernel's ``In`` stays empt
 agent's workspace has no "Recent cells" part; executing with ``jupyter nbconvert`` would
 save token counts that nbval can never reproduce. This runs each cell the nbval way (in
 the notebook's folder, offline: API keys removed) and drops per-cell timing metadata.
+nbclient applies the agent views' end-of-turn ``update_display_data`` (the Markdown
+transcript), and ``notebooks/conftest.py`` makes nbval apply it too, so nbval compares the
+saved transcripts (``notebooks/nbval_sanitize.cfg`` masks durations and embedded images).
 
     .venv/bin/python scripts/execute_notebooks.py [notebooks/NAME.ipynb ...]
 """

@@ -1,0 +1,63 @@
+"""nbval, taught ``update_display_data``, so it checks the outputs a notebook really saves.
+
+An agent view is displayed (with a display id) before its turn starts, and re-published
+with ``update_display_data`` when the turn ends: that update adds the Markdown transcript
+(``text/markdown``) and the final ``text/plain``, which is what JupyterLab, nbclient (so
+``scripts/execute_notebooks.py``) and GitHub keep. nbval 0.11 records only ``display_data``,
+``execute_result``, ``stream`` and ``error`` and drops updates ("unhandled iopub msg"), so it
+would compare the saved transcript with the empty view of the turn's first moment.
+
+Here the iopub messages of a cell that shows such a display are held until the cell's
+``idle`` status; an update is applied to the display it names, as a front-end does, and then
+the messages are handed to nbval in their order. An update of a display shown by an earlier
+cell is dropped, as before (no notebook here does that). Nothing else changes.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+try:
+    from nbval.plugin import IPyNbFile
+except ImportError:  # nbval not installed: nothing to teach
+    IPyNbFile = None
+
+
+def _parent(msg: dict[str, Any]) -> Any:
+    return msg["parent_header"].get("msg_id")
+
+
+def _held_messages(get: Any) -> Any:
+    def get_kernel_message(self: Any, timeout: float | None = None, stream: str = "iopub") -> dict[str, Any]:
+        if stream != "iopub":
+            return get(self, timeout=timeout, stream=stream)
+        ready: deque[dict[str, Any]] = self.__dict__.setdefault("_held_ready", deque())
+        if ready:
+            return ready.popleft()
+        held: list[dict[str, Any]] = []
+        shown: dict[str, dict[str, Any]] = {}  # display id -> the held display_data's content
+        while True:
+            msg = get(self, timeout=timeout, stream=stream)
+            kind, content = msg["msg_type"], msg["content"]
+            display_id = (content.get("transient") or {}).get("display_id")
+            if kind == "update_display_data":
+                if display_id in shown:
+                    shown[display_id]["data"] = content["data"]
+                    shown[display_id]["metadata"] = content.get("metadata", {})
+                continue
+            if kind == "display_data" and display_id:
+                shown[display_id] = content
+            if not held and not shown:
+                return msg  # nothing to hold: the common case
+            held.append(msg)
+            if kind == "status" and content.get("execution_state") == "idle" and _parent(msg) == _parent(held[0]):
+                ready.extend(held[1:])  # the cell is done: its messages, updated, in their order
+                return held[0]
+
+    return get_kernel_message
+
+
+if IPyNbFile is not None and not getattr(IPyNbFile.get_kernel_message, "applies_display_updates", False):
+    IPyNbFile.get_kernel_message = _held_messages(IPyNbFile.get_kernel_message)
+    IPyNbFile.get_kernel_message.applies_display_updates = True
