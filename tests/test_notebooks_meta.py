@@ -138,21 +138,64 @@ def test_no_secrets_or_local_paths(path):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_deterministic_setup(path):
-    """A fresh event log before the first turn, and unchecked outputs kept to a minimum."""
+    """``demo_setup()`` before the first turn (a fresh event log, a fixed workspace and runtime
+    message), and every agent transcript checked by nbval: no agent cell skips the output
+    check (notebooks/nbval_sanitize.cfg masks what varies), at most one other cell does."""
     nb = load(path)
     cells = code_cells(nb)
-    first_turn = next(i for i, c in enumerate(cells) if source(c).lstrip().startswith("%%agent"))
-    assert any("%config AgentMagics.data_dir" in source(c) for c in cells[:first_turn]), (
-        f"{path.name}: point AgentMagics.data_dir at a fresh temporary folder before the first turn")
-    ignored = [source(c) for c in cells
-               if "nbval-ignore-output" in c.get("metadata", {}).get("tags", [])
-               or re.search(r"^\s*#\s*NBVAL_IGNORE_OUTPUT\s*$", source(c), re.M)]
-    # Agent views are re-published with a Markdown transcript (timings included) when
-    # their turn ends, which nbval cannot see; the cells after them check the results.
-    other = [s for s in ignored if not _shows_agent_view(s)]
-    assert len(other) <= 1, f"{path.name}: {len(other)} cells skip nbval's output check"
-    unchecked_views = [s for s in map(source, cells) if _shows_agent_view(s) and s not in ignored]
-    assert not unchecked_views, f"{path.name}: agent cells must carry the nbval-ignore-output tag"
+    first_turn = next(i for i, c in enumerate(cells) if _shows_agent_view(source(c)))
+    assert any(re.search(r"^demo_setup\(", source(c), re.M) for c in cells[:first_turn]), (
+        f"{path.name}: call demo_models.demo_setup() before the first turn")
+    unchecked = [source(c) for c in cells if _unchecked(c)]
+    views = [s.lstrip().splitlines()[0] for s in unchecked if _shows_agent_view(s)]
+    assert not views, f"{path.name}: agent cells skip nbval's output check: {views}"
+    assert len(unchecked) <= 1, f"{path.name}: {len(unchecked)} cells skip nbval's output check"
+
+
+def _unchecked(cell: dict) -> bool:
+    """Whether nbval skips the cell, or runs it without comparing its outputs."""
+    tags = {t.lower() for t in cell.get("metadata", {}).get("tags", [])}
+    markers = re.findall(r"^\s*#\s*(NBVAL_\w+)\s*$", source(cell), re.M)
+    return bool({"nbval-ignore-output", "nbval-skip"} & tags or {"NBVAL_IGNORE_OUTPUT", "NBVAL_SKIP"} & set(markers))
+
+
+SANITIZE = NOTEBOOKS_DIR / "nbval_sanitize.cfg"  # --nbval-sanitize-with (scripts/test.sh)
+# What nbval must still compare in a transcript: token counts, costs, step, tool and reflection counts.
+COMPARED = re.compile(r"tokens in [\d,]+ / out [\d,]+[^*\n]*|\$[\d.]+|\d+ (?:steps?|tools?|reflections?)\b"
+                      r"|(?:\| [^|\n]+){11}\|")  # a %%compare row up to its wall time
+
+
+def _sanitizers() -> list[tuple[str, str]]:
+    """The rules as nbval reads them."""
+    plugin = pytest.importorskip("nbval.plugin")
+    return plugin.get_sanitize_patterns(SANITIZE.read_text(encoding="utf-8"))
+
+
+def _output_texts(nb: dict):
+    for cell in code_cells(nb):
+        for output in cell.get("outputs", []):
+            if "text" in output:
+                yield "".join(output["text"])
+            for mime, value in output.get("data", {}).items():
+                if mime.startswith("text/"):
+                    yield "".join(value)
+
+
+def test_sanitizers_mask_only_what_varies():
+    """Each rule matches the saved outputs somewhere, and none of them reaches what nbval
+    must compare: after sanitizing, the same token counts, costs and step counts remain."""
+    rules = _sanitizers()
+    assert len(rules) == 3, rules
+    used = set()
+    for path in NOTEBOOKS:
+        for text in _output_texts(load(path)):
+            clean = text
+            for regex, replace in rules:
+                if re.search(regex, clean):
+                    used.add(regex)
+                clean = re.sub(regex, replace, clean)
+            assert COMPARED.findall(clean) == COMPARED.findall(text), f"{path.name}: a sanitizer hides {text!r}"
+    assert used == {regex for regex, _ in rules}, "a sanitizer matches no saved output"
 
 
 def _shows_agent_view(src: str) -> bool:
