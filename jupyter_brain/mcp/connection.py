@@ -15,7 +15,7 @@ from typing import Any, BinaryIO
 from ..agent.tools import ToolError
 from .config import ConfigError, ServerConfig
 
-STARTUP_TIMEOUT_S = 20.0
+STARTUP_TIMEOUT_S = 60.0  # a first `npx` or `uvx` start downloads the server; a busy machine starts slowly
 STOP_TIMEOUT_S = 8.0  # the SDK's stdio shutdown: close stdin, 2 s, SIGTERM, 2 s, SIGKILL
 STDERR_TAIL_CHARS = 1500
 MAX_TOOL_PAGES = 50

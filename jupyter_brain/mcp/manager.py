@@ -56,15 +56,22 @@ class MCPManager:
             self.config_errors = errors
             self._sync(configs)
             pending = [c for c in self.connections.values() if c.state not in (RUNNING, FAILED)]
+            unstarted: list[str] = []
             if pending:
-                self._run(_start_all(pending), self._start_budget(pending))
+                budget = self._start_budget(pending)
+                self._run(_start_all(pending), budget)
+                # The bound ran out before a start ended either way (a very busy machine):
+                # said each time, never silent; the next turn tries again.
+                unstarted = [f"MCP server '{c.name}' did not start within {budget:g}s; its tools are left "
+                             f"out of this turn and the next turn tries again."
+                             for c in pending if c.state not in (RUNNING, FAILED)]
             specs: list[ToolSpec] = []
             taken: set[str] = set()
             for connection in self.connections.values():
                 if connection.state == RUNNING:
                     specs += self._tool_specs(connection, taken)
         if report is not None:
-            for line in self._new_problems():
+            for line in self._new_problems() + unstarted:
                 report(line)
         return specs
 

@@ -41,7 +41,7 @@ CHILD = textwrap.dedent("""
 
 
 def _child(tmp_path, mode):
-    write_config(tmp_path, {"demo": stdio_entry(startup_timeout_s=120)})  # the kernel's manager: 20 s otherwise
+    write_config(tmp_path, {"demo": stdio_entry(startup_timeout_s=120)})  # the kernel's manager: 60 s otherwise
     proc = subprocess.Popen([sys.executable, "-c", CHILD, str(tmp_path), mode], stdout=subprocess.PIPE, text=True)
     pid = int(proc.stdout.readline())
     assert alive(pid)
