@@ -74,10 +74,16 @@ def test_a_denial_goes_back_to_the_model_as_a_tool_result(answer, expected) -> N
 
 
 def test_time_waiting_for_the_user_does_not_count_against_the_turn(monkeypatch) -> None:
+    import functools
+
     import jupyter_brain.agent.executor as executor_mod  # measures the wait
+    from jupyter_brain.agent import turn as turn_module
+    from jupyter_brain.agent.budget import TurnBudget
 
     clock = [1000.0]
     monkeypatch.setattr(executor_mod.time, "monotonic", lambda: clock[0])
+    # The turn's deadline runs on the same clock: had the 500 s counted, the turn would time out.
+    monkeypatch.setattr(turn_module, "TurnBudget", functools.partial(TurnBudget, clock=lambda: clock[0]))
 
     def slow_user(call, spec, args):
         clock[0] += 500  # far beyond the turn's 60 s
