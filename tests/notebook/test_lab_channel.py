@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from jupyter_brain.notebook.lab_channel import FRONTEND_TARGET, KERNEL_TARGET, LabChannel, current_cell_id
 from jupyter_brain.notebook.lab_payloads import call_outputs
 from jupyter_brain.providers.scripted import ScriptedProvider
@@ -202,7 +204,24 @@ def test_call_outputs_rich_first_then_figures_and_a_size_cap():
     assert big == [{"output_type": "stream", "name": "stdout", "text": "[more output left out]\n"}]
 
 
-def test_the_first_turn_waits_for_the_extensions_answer_then_never_again(shell):
+@pytest.fixture()
+def settle_clock(monkeypatch):
+    """The settle wait's clock, moving only as the wait sleeps: the outcome never depends on
+    how fast a loaded machine runs the loop."""
+    import types
+
+    from jupyter_brain.notebook import lab_channel
+
+    now = [0.0]
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    monkeypatch.setattr(lab_channel, "time", types.SimpleNamespace(monotonic=lambda: now[0], sleep=sleep))
+    return now
+
+
+def test_the_first_turn_waits_for_the_extensions_answer_then_never_again(shell, settle_clock):
     magics = shell.magics_manager.registry["AgentMagics"]
     comms: list[FakeComm] = []
     pumped = []
@@ -223,7 +242,7 @@ def test_the_first_turn_waits_for_the_extensions_answer_then_never_again(shell):
     assert len(pumped) == 3
 
 
-def test_settle_gives_up_when_no_answer_comes(shell):
+def test_settle_gives_up_when_no_answer_comes(shell, settle_clock):
     magics = shell.magics_manager.registry["AgentMagics"]
     calls = []
     channel = LabChannel(magics, create_comm=lambda **kw: FakeComm(**kw), comm_manager=FakeManager(),
@@ -231,6 +250,7 @@ def test_settle_gives_up_when_no_answer_comes(shell):
     channel.start()
     channel.settle(timeout_s=0.1)
     assert not channel.present and calls
+    assert settle_clock[0] >= 0.1  # it waited out its time, pumping meanwhile
 
 
 def test_no_api_key_reaches_the_extension(shell, monkeypatch):
