@@ -225,7 +225,9 @@ def test_tools_are_offered_and_a_text_answer_leaves_a_clean_history(local_model,
     request = next(recording_proxy.chat_requests()).request_json()
     offered = [t["function"]["name"] for t in request.get("tools", [])]
     assert {"list_variables", "read_file", "run_python"} <= set(offered), offered
-    assert result["status"] in ("completed", "interrupted"), result
+    # llama-cpp-python answers in text when tool_choice is auto (a grammar only for a
+    # named function), so nothing here could interrupt or prolong the turn.
+    assert result["status"] == "completed", result
     assert result["error"] is None
     assert kernel.value(HISTORY_PROBLEMS) == []
     assert all(e.status == 200 for e in recording_proxy.chat_requests())
