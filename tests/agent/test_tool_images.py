@@ -150,7 +150,7 @@ def test_an_mcp_image_result_reaches_the_model(tmp_path) -> None:
     from jupyter_brain.mcp.manager import MCPManager
     from tests.mcp_client.servers import stdio_entry, write_config
 
-    manager = MCPManager(startup_timeout_s=15)
+    manager = MCPManager(startup_timeout_s=120)  # a bound on the start only: a loaded machine starts servers slowly
     try:
         specs = manager.tools(write_config(tmp_path, {"demo": stdio_entry()}))
         with MockAnthropic() as server:
