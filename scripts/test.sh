@@ -12,6 +12,10 @@ cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 VENV=${VENV:-.venv}
 step() { printf '\n== [%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
+# The background steps below (llama.cpp's build, the newcomer check) run in process groups
+# of their own, which end with this script, whichever way it ends.
+background=()
+trap 'for group in "${background[@]}"; do kill -- "-$group" 2>/dev/null || true; done' EXIT
 
 # Debian's packages: Chromium for the browser tests (never a downloaded browser build), a
 # C++ compiler for llama.cpp, faketime for the summer-clock pass.
@@ -39,17 +43,19 @@ mkdir -p build
 # vision, which the tests never use).
 rm -rf build/local-model-wheels
 mapfile -t local_model_reqs < <("$VENV/bin/python" scripts/extra_requirements.py local-model)
-CMAKE_ARGS="-DLLAVA_BUILD=OFF ${CMAKE_ARGS:-}" nice -n 19 "$VENV/bin/python" -m pip wheel -q --no-deps \
+CMAKE_ARGS="-DLLAVA_BUILD=OFF ${CMAKE_ARGS:-}" setsid nice -n 19 "$VENV/bin/python" -m pip wheel -q --no-deps \
   -w build/local-model-wheels "${local_model_reqs[@]}" >build/local-model-build.log 2>&1 &
 LOCAL_MODEL_BUILD=$!
+background+=("$LOCAL_MODEL_BUILD")
 
 # The environment of scripts/lab.sh, built from a fresh clone of this commit exactly as a
 # newcomer gets it, runs every example notebook (scripts/check_newcomer.py); in the
 # background too, its log printed when it ends.
 rm -rf build/newcomer
 git clone -q . build/newcomer/src
-"$PYTHON" build/newcomer/src/scripts/check_newcomer.py >build/newcomer.log 2>&1 &
+setsid "$PYTHON" build/newcomer/src/scripts/check_newcomer.py >build/newcomer.log 2>&1 &
 NEWCOMER=$!
+background+=("$NEWCOMER")
 
 step "widgets: npm ci, build, vitest"
 # Front-end first: the Python package ships the built bundle.
