@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from .servers import DEMO, free_port
+from .servers import DEMO, exit_code, free_port, pause
 
 
 def pytest_configure(config):
@@ -45,13 +45,13 @@ def http_server():
         except OSError:
             if proc.poll() is not None:
                 raise RuntimeError("the HTTP demo server exited") from None
-            time.sleep(0.05)
+            pause(0.05)
     else:
         proc.kill()
         raise RuntimeError("the HTTP demo server did not listen in time")
     yield f"http://127.0.0.1:{port}/mcp", proc
     proc.kill()
-    proc.wait(5)
+    exit_code(proc)
 
 
 @pytest.fixture()

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -40,6 +42,19 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def pause(seconds: float) -> None:
+    """``time.sleep``, which raises EINVAL under faketime with the monotonic clock left real
+    (the summer-clock pass of scripts/test.sh); a timed lock wait works there."""
+    threading.Event().wait(seconds)
+
+
+def exit_code(process: subprocess.Popen, within_s: float = 60.0) -> int | None:
+    """``process.wait(within_s)`` (which sleeps with ``time.sleep``: see ``pause``); None if
+    it is still running then."""
+    wait_until(lambda: process.poll() is not None, within_s)
+    return process.poll()
+
+
 def wait_until(condition: Callable[[], object], within_s: float = 60.0, every_s: float = 0.05) -> bool:
     """Poll until ``condition()`` is true. ``within_s`` only bounds the wait so that a broken
     behaviour fails instead of hanging: it is never a measure of speed (assert on the result)."""
@@ -47,7 +62,7 @@ def wait_until(condition: Callable[[], object], within_s: float = 60.0, every_s:
     while not condition():
         if time.monotonic() >= deadline:
             return bool(condition())
-        time.sleep(every_s)
+        pause(every_s)
     return True
 
 

@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from .servers import alive, children_running, gone, stdio_entry, write_config
+from .servers import alive, children_running, exit_code, gone, stdio_entry, write_config
 
 pytestmark = pytest.mark.mcp_server
 
@@ -35,8 +35,8 @@ CHILD = textwrap.dedent("""
     tools = {s.name: s for s in mcp_tools(sys.argv[1], report=print)}
     print(tools["demo__pid"](), flush=True)
     if sys.argv[2] == "hang":
-        import time
-        time.sleep(60)
+        import threading
+        threading.Event().wait(60)  # not time.sleep: it fails under faketime (see servers.pause)
 """)
 
 
@@ -51,7 +51,7 @@ def _child(tmp_path, mode):
 def test_interpreter_exit_stops_the_servers(tmp_path):
     """The kernel's manager registers its shutdown with atexit (a kernel shutdown or restart)."""
     proc, pid = _child(tmp_path, "exit")
-    assert proc.wait(120) == 0
+    assert exit_code(proc, 120) == 0
     assert not alive(pid)  # stopped before the interpreter returned, not merely later
 
 
@@ -59,7 +59,7 @@ def test_a_killed_kernel_leaves_no_server_behind(tmp_path):
     """No atexit after SIGKILL: the server sees its stdin close and exits on its own."""
     proc, pid = _child(tmp_path, "hang")
     os.kill(proc.pid, signal.SIGKILL)
-    proc.wait(60)
+    assert exit_code(proc) == -signal.SIGKILL
     assert gone(pid)
 
 
