@@ -26,6 +26,12 @@ from .results import render_rich
 
 Report = Callable[[str], None]
 
+# The executor gives up on a tool's call at the tool's timeout: a timeout, which blocks the
+# tool for the rest of the turn. The server is asked to answer within this much longer, so
+# its own timeout never overtakes the executor's (it would arrive first, on a busy machine,
+# as an ordinary error that leaves the tool unblocked); it only frees the worker thread.
+SERVER_GRACE_S = 5.0
+
 
 class MCPManager:
     def __init__(self, *, startup_timeout_s: float = STARTUP_TIMEOUT_S, tool_timeout_s: float | None = None,
@@ -106,15 +112,16 @@ class MCPManager:
 
     def _caller(self, server: str, tool: str, timeout_s: float | None) -> Callable[..., str]:
         def call(**arguments: Any) -> str:
-            return self.call(server, tool, arguments, timeout_s)
+            return self.call(server, tool, arguments, timeout_s, grace_s=SERVER_GRACE_S)
 
         call.__name__ = f"{server}__{tool}"
         return call
 
     # calls (from the executor's worker threads) ---------------------------------------
     def call(self, server: str, tool: str, arguments: dict[str, Any],
-             timeout_s: float | None = None) -> str | ToolResult:
-        timeout = float(timeout_s or TOOL_CALL_TIMEOUT_S)
+             timeout_s: float | None = None, *, grace_s: float = 0.0) -> str | ToolResult:
+        """``tools/call``; the server has ``timeout_s`` (the tool's) plus ``grace_s`` to answer."""
+        timeout = float(timeout_s or TOOL_CALL_TIMEOUT_S) + max(0.0, grace_s)
         connection = self.connections.get(server)
         if connection is None or self._closed:
             raise ToolError(f"MCP server '{server}' is no longer configured")

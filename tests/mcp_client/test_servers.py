@@ -16,6 +16,7 @@ import pytest
 
 from jupyter_brain.agent.executor import BoundedToolExecutor, ToolTurnState
 from jupyter_brain.agent.tools import AgentToolRegistry, ToolError
+from jupyter_brain.mcp.manager import SERVER_GRACE_S
 from jupyter_brain.providers.base import ToolCall
 
 from .servers import alive, exit_code, gone, processes_with, stdio_entry, wait_until, write_config
@@ -75,14 +76,18 @@ def test_a_hanging_tool_times_out_and_the_server_stays_usable(manager, tmp_path)
                               "try a cheaper approach.")  # no "(retried once)"
     with pytest.raises(ToolError, match="did not answer within 1s"):
         manager.call("demo", "hang", {}, timeout_s=1)  # the loop is bounded too
+    # Called as a tool, the server has longer than the tool's 1 s: the executor's timeout
+    # (which blocks the tool) always comes first, never the server's as a plain error.
+    with pytest.raises(ToolError, match=f"did not answer within {1 + SERVER_GRACE_S:g}s"):
+        tools["demo__hang"]()
     # Still usable (asked without the server's 1 s limit, which a loaded machine could miss).
     assert manager.call("demo", "lookup", {"key": "apple"}, timeout_s=120) == "red"
-    # The server began each of the two hang calls once: nothing was sent again.
+    # The server began each of the three hang calls once: nothing was sent again.
     def started() -> int:
         return int(manager.call("demo", "started", {"name": "hang"}, timeout_s=120))
 
-    assert wait_until(lambda: started() >= 2)
-    assert started() == 2
+    assert wait_until(lambda: started() >= 3)
+    assert started() == 3
 
 
 def test_a_crash_mid_call_fails_that_call_and_the_server_restarts_on_next_use(manager, tmp_path):
