@@ -252,6 +252,18 @@ def test_env_key_and_base_url_are_honoured(server, monkeypatch) -> None:
     assert SECRET not in repr(provider)
 
 
+def test_a_keyless_base_url_gets_max_tokens(server, monkeypatch) -> None:
+    """A local server behind OPENAI_BASE_URL (no key): llama-cpp-python ignores
+    max_completion_tokens, so the bound goes as max_tokens, which every local server reads."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url + "/v1")
+    provider = OpenAICompatProvider(max_retries=0, max_tokens=64)
+    server.push(Reply(text="ok"))
+    assert provider.generate([user("hi")], []).text == "ok"
+    body = server.bodies("/chat/completions")[0]
+    assert body["max_tokens"] == 64 and "max_completion_tokens" not in body
+
+
 def test_local_preset_needs_no_key_and_picks_the_served_model(server) -> None:
     provider = OpenAICompatProvider(preset="ollama", base_url=server.url + "/v1", max_tokens=50, max_retries=0)
     assert provider.name == "ollama" and provider.model == ""
