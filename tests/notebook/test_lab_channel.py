@@ -110,7 +110,7 @@ def test_cells_with_the_extension_one_cell_per_call_with_outputs(shell):
     assert status["context_tokens"] > 0 and status["context_level"] == "ok"
 
 
-def test_without_the_extension_or_a_cell_id_cells_fall_back_to_set_next_input(shell):
+def test_without_the_extension_or_a_cell_id_cells_fall_back_to_set_next_input(shell, settle_clock):
     channel, comms, _ = lab_for(shell, ready=False)
     shell.user_ns["bot"] = ScriptedProvider([run_python("a = 1"), "ok"])
     shell.rl_next_input = None
