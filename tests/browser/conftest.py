@@ -1,19 +1,36 @@
-"""A real JupyterLab server on 127.0.0.1 and Debian's headless Chromium driven by Playwright.
+"""A real JupyterLab on 127.0.0.1 and Debian's headless Chromium driven by Playwright.
 
-The server gets a fresh root folder and workspace folder per test session, an empty
-token, and ``expose_app_in_browser`` so tests can drive ``window.jupyterapp``.
-Screenshots go to ``test-artifacts/screenshots/`` (git-ignored) for review.
+One JupyterLab server and one browser serve every browser test of the session; each test
+gets its own notebook, a fresh browser context (page), and its own kernel, which is shut
+down after the test. The server runs from ``$JUPYTER_BRAIN_LAB_PYTHON`` when set:
+scripts/test.sh points it at a fresh virtualenv where the *wheel* was installed
+(scripts/check_wheel.py), so the JupyterLab extension is the one ``pip install
+jupyter-brain`` gives. Its own ``python3`` kernel runs there too; the notebooks of the
+other tests use the kernel ``TEST_KERNEL``, the test environment's Python (pandas,
+matplotlib, the scripted models). Without the variable both are this Python.
+
+The server gets a fresh root, workspace and settings folder, an empty token, and
+``expose_app_in_browser`` so tests can drive ``window.jupyterapp``.
+
+Waiting: the helpers wait on conditions (a DOM state, a kernel status, a promise the page
+keeps), never on the clock. ``WAIT_S`` only bounds each wait so that a hang fails instead
+of blocking; it is the page's default timeout, so no test names its own. Screenshots go to ``test-artifacts/screenshots/`` (git-ignored) for
+review; a failed test leaves ``test-artifacts/failures/<test>.png``.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -21,6 +38,35 @@ import pytest
 CHROMIUM = "/usr/bin/chromium"
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"
+FAILURES = ROOT / "test-artifacts" / "failures"
+
+# A bound against hanging, not a schedule: every wait returns as soon as its condition
+# holds, and a busy 2-core machine may take long before that.
+WAIT_S = 300
+WAIT_MS = WAIT_S * 1000
+# A whole browser test (its waits, and the shared server's start in the first one).
+TEST_TIMEOUT_S = 3 * WAIT_S
+
+# The test environment's Python as a kernel of the (possibly other) server's Python.
+TEST_KERNEL = "jb-test-env"
+
+
+def pytest_collection_modifyitems(items):
+    here = Path(__file__).parent
+    for item in items:
+        if here in item.path.parents:
+            item.add_marker(pytest.mark.timeout(TEST_TIMEOUT_S))
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if report.when == "call":
+        item.stash[_CALL_FAILED] = report.failed
+    return report
+
+
+_CALL_FAILED = pytest.StashKey[bool]()
 
 
 def _free_port() -> int:
@@ -29,29 +75,91 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def lab(tmp_path_factory):
-    """(base_url, root_dir) of a running JupyterLab."""
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("CI"):
-            pytest.fail("Debian chromium is missing in CI (scripts/test.sh installs it)")
-        pytest.skip("needs Debian's chromium at /usr/bin/chromium (apt-get install chromium)")
-    yield from serve_lab(sys.executable, tmp_path_factory, "lab")
+def _http(method: str, url: str):
+    req = urllib.request.Request(url, method=method)
+    with urllib.request.urlopen(req, timeout=WAIT_S) as r:
+        body = r.read()
+    return json.loads(body) if body else None
+
+
+@dataclass
+class LabServer:
+    base: str
+    root: Path
+    settings: Path
+    python: str
+    _extension: bool | None = field(default=None, repr=False)
+    _shutdown: threading.Thread | None = field(default=None, repr=False)
+    _shutdown_error: Exception | None = field(default=None, repr=False)
+
+    def extension_enabled(self) -> bool:
+        """The server's Lab page loads jupyter-brain's extension (its page config lists it
+        among the prebuilt extensions, and not as disabled)."""
+        if self._extension is None:
+            with urllib.request.urlopen(f"{self.base}/lab", timeout=WAIT_S) as r:
+                html = r.read().decode()
+            config = json.loads(re.search(r'<script id="jupyter-config-data" type="application/json">(.*?)</script>',
+                                          html, re.S).group(1))
+            names = {e["name"] for e in config.get("federated_extensions", [])}
+            disabled = config.get("disabledExtensions") or []
+            self._extension = "jupyter-brain" in names and not any(d.split(":")[0] == "jupyter-brain" for d in disabled)
+        return self._extension
+
+    def reset(self) -> None:
+        """After a test: the theme back to the default (the setting persists on the server),
+        and its kernels shut down. The shutdown (the server waits for each kernel to exit)
+        runs while the next test opens its page; the session's end waits for the last one.
+        Notebooks stay; each test writes its own."""
+        (self.settings / "@jupyterlab" / "apputils-extension" / "themes.jupyterlab-settings").unlink(missing_ok=True)
+        self.wait_shutdown()
+        sessions = _http("GET", f"{self.base}/api/sessions")
+        kernels = [k["id"] for k in _http("GET", f"{self.base}/api/kernels")]
+        self._shutdown = threading.Thread(target=self._shut_down, args=(sessions, kernels), daemon=True)
+        self._shutdown.start()
+
+    def _shut_down(self, sessions: list[dict], kernels: list[str]) -> None:
+        try:
+            for session in sessions:
+                _http("DELETE", f"{self.base}/api/sessions/{session['id']}")
+            left = {k["id"] for k in _http("GET", f"{self.base}/api/kernels")}
+            for kernel in left & set(kernels):
+                _http("DELETE", f"{self.base}/api/kernels/{kernel}")
+        except Exception as exc:  # noqa: BLE001 - reported when the next test waits for it
+            self._shutdown_error = exc
+
+    def wait_shutdown(self) -> None:
+        if self._shutdown is not None:
+            self._shutdown.join(WAIT_S)
+            assert not self._shutdown.is_alive(), f"the last test's kernels did not stop within {WAIT_S} s"
+            self._shutdown = None
+        error, self._shutdown_error = self._shutdown_error, None
+        if error is not None:
+            raise error
 
 
 def serve_lab(python: str, tmp_path_factory, prefix: str):
-    """Start ``python -m jupyterlab`` on a fresh root folder; yields (base_url, root_dir)
-    once it answers, and stops it afterwards. No keys in its environment, no news toast."""
+    """Start ``python -m jupyterlab`` on a fresh root folder; yields a ``LabServer`` once it
+    answers, and stops it afterwards. No keys in its environment, no news toast; the
+    kernel ``TEST_KERNEL`` runs this (the test environment's) Python."""
     root = tmp_path_factory.mktemp(f"{prefix}-root")
     workspaces = tmp_path_factory.mktemp(f"{prefix}-workspaces")
     settings = tmp_path_factory.mktemp(f"{prefix}-settings")
+    data = tmp_path_factory.mktemp(f"{prefix}-data")
     # No "Jupyter news?" toast over the screenshots.
     news = settings / "@jupyterlab" / "apputils-extension"
     news.mkdir(parents=True)
     (news / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
+    spec = data / "kernels" / TEST_KERNEL
+    spec.mkdir(parents=True)
+    # The same display name as ipykernel's own spec, so screenshots show what users see.
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Python 3 (ipykernel)", "language": "python",
+    }))
     port = _free_port()
     log = open(tmp_path_factory.mktemp(f"{prefix}-log") / "lab.log", "w")
-    env = {**os.environ, "JUPYTER_PLATFORM_DIRS": "1"}
+    env = {**os.environ, "JUPYTER_PLATFORM_DIRS": "1",
+           "JUPYTER_PATH": os.pathsep.join(filter(None, [str(data), os.environ.get("JUPYTER_PATH")]))}
     for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "JUPYTER_BRAIN_BASE_URL"):
         env.pop(var, None)
     proc = subprocess.Popen(
@@ -67,20 +175,23 @@ def serve_lab(python: str, tmp_path_factory, prefix: str):
         stdout=log, stderr=subprocess.STDOUT, env=env, cwd=root,
     )
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
+    # The server has no event to wait on: ask until it answers (or exits, or the bound passes).
+    deadline = time.monotonic() + WAIT_S
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             pytest.fail(f"jupyter lab exited early; see {log.name}")
         try:
-            with urllib.request.urlopen(f"{base}/api/status", timeout=2) as r:
+            with urllib.request.urlopen(f"{base}/api/status", timeout=5) as r:
                 if r.status == 200:
                     break
         except OSError:
-            time.sleep(0.3)
+            time.sleep(0.2)
     else:
         proc.terminate()
-        pytest.fail("jupyter lab did not start within 90 s")
-    yield base, root
+        pytest.fail(f"jupyter lab did not answer within {WAIT_S} s; see {log.name}")
+    server = LabServer(base, root, settings, python)
+    yield server
+    server.wait_shutdown()
     proc.terminate()
     try:
         proc.wait(15)
@@ -90,9 +201,28 @@ def serve_lab(python: str, tmp_path_factory, prefix: str):
 
 
 @pytest.fixture(scope="session")
-def browser():
-    from playwright.sync_api import sync_playwright
+def lab_server(tmp_path_factory):
+    """The session's one JupyterLab (``$JUPYTER_BRAIN_LAB_PYTHON``, else this Python)."""
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            pytest.fail("Debian chromium is missing in CI (scripts/test.sh installs it)")
+        pytest.skip("needs Debian's chromium at /usr/bin/chromium (apt-get install chromium)")
+    python = os.environ.get("JUPYTER_BRAIN_LAB_PYTHON") or sys.executable
+    yield from serve_lab(python, tmp_path_factory, "lab")
 
+
+@pytest.fixture()
+def lab(lab_server):
+    """(base_url, root_dir) of the shared JupyterLab; the test's kernels stop afterwards."""
+    yield lab_server.base, lab_server.root
+    lab_server.reset()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import expect, sync_playwright
+
+    expect.set_options(timeout=WAIT_MS)
     with sync_playwright() as p:
         b = p.chromium.launch(
             executable_path=CHROMIUM,
@@ -106,19 +236,27 @@ def browser():
 
 
 @pytest.fixture()
-def page(browser):
+def page(browser, request):
     context = browser.new_context(viewport={"width": 1280, "height": 1400})
+    context.set_default_timeout(WAIT_MS)
     pg = context.new_page()
     yield pg
+    if request.node.stash.get(_CALL_FAILED, False):
+        FAILURES.mkdir(parents=True, exist_ok=True)
+        name = re.sub(r"[^\w.-]+", "_", request.node.name)
+        try:
+            pg.screenshot(path=str(FAILURES / f"{name}.png"), timeout=30_000)
+        except Exception as exc:  # noqa: BLE001 - the failure itself is what the report shows
+            print(f"no failure screenshot: {exc}")
     context.close()
 
 
-def write_notebook(root: Path, name: str, cells: list[str]) -> Path:
+def write_notebook(root: Path, name: str, cells: list[str], *, kernel: str = TEST_KERNEL) -> Path:
     """A notebook of code cells, written where the lab server can open it."""
     nb = {
         "cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
                    "source": src} for src in cells],
-        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+        "metadata": {"kernelspec": {"name": kernel, "display_name": "Python 3", "language": "python"}},
         "nbformat": 4, "nbformat_minor": 5,
     }
     path = root / name
@@ -126,41 +264,115 @@ def write_notebook(root: Path, name: str, cells: list[str]) -> Path:
     return path
 
 
-def screenshot(page, name: str) -> Path:
+def copy_notebook(src: Path, root: Path, name: str) -> Path:
+    """One of the project's notebooks, to run with the test environment's kernel."""
+    nb = json.loads(src.read_text())
+    nb["metadata"]["kernelspec"] = {**nb["metadata"].get("kernelspec", {}), "name": TEST_KERNEL}
+    path = root / name
+    path.write_text(json.dumps(nb))
+    return path
+
+
+# Each animation frame: are the boxes of `sel` what they were the frame before (twice in a
+# row), all images in them decoded, the fonts loaded, the Lab shell shown (a theme change
+# hides it for a frame) and no splash screen?
+_STABLE_JS = """(sel) => {
+    const state = (window.__jbStable ??= {});
+    const shell = document.querySelector('.jp-LabShell');
+    const els = [...document.querySelectorAll(sel)];
+    const boxes = JSON.stringify(els.map(e => {
+        const r = e.getBoundingClientRect();
+        return [r.x, r.y, r.width, r.height];
+    }));
+    const ready = document.fonts.status === 'loaded' && !document.getElementById('jupyterlab-splash')
+        && !!shell && shell.getClientRects().length > 0 && !shell.classList.contains('lm-mod-hidden')
+        && els.every(e => [...e.querySelectorAll('img')].every(i => i.complete));
+    const last = state[sel];
+    const same = ready && last && last.boxes === boxes ? last.same + 1 : 0;
+    state[sel] = {boxes, same};
+    return same >= 2;
+}"""
+
+
+def wait_layout_stable(page, selector: str = ".jp-Cell") -> None:
+    """Until the boxes of ``selector`` are equal on consecutive animation frames (and images,
+    fonts and the shell are ready): the layout to measure or screenshot, not a guess at time."""
+    page.evaluate("sel => { if (window.__jbStable) delete window.__jbStable[sel]; }", selector)
+    page.wait_for_function(_STABLE_JS, arg=selector, polling="raf")
+
+
+def screenshot(page, name: str, *, stable: str = ".jp-Cell") -> Path:
+    wait_layout_stable(page, stable)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=False)
     return path
 
 
-def open_and_run(page, base: str, name: str, *, timeout_s: float = 120) -> None:
-    """Open a notebook, wait for an idle kernel, run all cells (without awaiting the command)."""
+_KERNEL_READY_JS = """() => {
+    const app = window.jupyterapp;
+    const w = app && app.shell.currentWidget;
+    const ctx = w && w.sessionContext;
+    const k = ctx && ctx.session && ctx.session.kernel;
+    const shown = w && w.node.querySelector('.jp-Notebook-ExecutionIndicator');
+    return !!(k && ctx.isReady && w.content && w.content.model && k.connectionStatus === 'connected'
+              && k.status === 'idle' && (!shown || shown.dataset.status === 'idle'));
+}"""
+
+
+def open_notebook(page, base: str, name: str, *, reset: bool = True) -> None:
+    """Open a notebook and wait until its kernel is ready (connected and idle, in the toolbar too)."""
     # ?reset: an empty workspace, not the tabs earlier tests left open (they take focus).
-    page.goto(f"{base}/lab/tree/{name}?reset")
-    page.wait_for_function("window.jupyterapp && window.jupyterapp.started !== undefined", timeout=timeout_s * 1000)
-    page.evaluate("window.jupyterapp.started")
+    page.goto(f"{base}/lab/tree/{name}" + ("?reset" if reset else ""))
+    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.started !== undefined")
+    page.evaluate("() => window.jupyterapp.restored")
+    wait_kernel_ready(page)
+
+
+def wait_kernel_ready(page) -> None:
+    page.wait_for_function(_KERNEL_READY_JS)
+
+
+_RUN = """(command) => {
+    const run = window.__jbRun = {done: false, error: null};
+    window.jupyterapp.commands.execute(command).then(
+        () => { run.done = true; }, e => { run.done = true; run.error = String(e); });
+}"""
+
+
+def run_command(page, command: str) -> None:
+    """Start a run command (``notebook:run-all-cells``, ``notebook:run-cell``) without waiting
+    for it; ``wait_idle_after_run`` waits for the promise it returns."""
+    page.evaluate(_RUN, command)
+
+
+def open_and_run(page, base: str, name: str) -> None:
+    """Open a notebook, wait for its kernel to be ready, run all cells (without awaiting them)."""
+    open_notebook(page, base, name)
+    run_command(page, "notebook:run-all-cells")
+
+
+def wait_idle_after_run(page) -> None:
+    """Until the last run command has finished (JupyterLab's promise: every cell it ran got
+    its reply), no cell is still executing, the kernel is idle, and the views are painted:
+    each widget output shows its view (a finished turn re-publishes its output, and the new
+    view renders after the reply) with no turn still running in it."""
     page.wait_for_function(
         """() => {
             const w = window.jupyterapp.shell.currentWidget;
-            const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
-            return k && k.status === 'idle';
-        }""",
-        timeout=timeout_s * 1000,
-    )
-    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
-
-
-def wait_idle_after_run(page, *, timeout_s: float = 120) -> None:
-    page.wait_for_function(
-        """() => {
-            const w = window.jupyterapp.shell.currentWidget;
+            const run = window.__jbRun;
+            if (!run || !run.done || !w.sessionContext) return false;
             const k = w.sessionContext.session.kernel;
-            const cells = w.content.widgets;
-            const pending = cells.some(c => c.model.type === 'code' && c.promptNode && c.promptNode.textContent.includes('*'));
-            return k.status === 'idle' && !pending;
+            const busy = w.content.widgets.some(c => c.model.type === 'code'
+                && (c.model.executionState === 'running' || (c.promptNode && c.promptNode.textContent.includes('*'))));
+            const widgets = [...w.node.querySelectorAll('.jp-OutputArea-output.lm-Panel:not([data-mime-type])')];
+            const painted = widgets.every(o => o.querySelector('.jb-agent-view, .jb-compare-view'))
+                && !w.node.querySelector('.jb-turn.jb-running');
+            return k.status === 'idle' && !busy && painted;
         }""",
-        timeout=timeout_s * 1000,
     )
+    error = page.evaluate("() => window.__jbRun.error")
+    assert error is None, f"the run command failed: {error}"
 
 
 def run_compare(page, base: str, root: Path, name: str, cells: list[str], *, rows: int = 4):
@@ -169,8 +381,12 @@ def run_compare(page, base: str, root: Path, name: str, cells: list[str], *, row
     write_notebook(root, name, cells)
     open_and_run(page, base, name)
     view = page.locator(".jb-compare-view").first
-    view.wait_for(timeout=120_000)
+    view.wait_for()
     wait_idle_after_run(page)
-    page.wait_for_function(
-        f"document.querySelectorAll('.jb-compare-table tbody tr').length === {rows}", timeout=60_000)
+    page.wait_for_function(f"document.querySelectorAll('.jb-compare-table tbody tr').length === {rows}")
     return view
+
+
+def copy_tree(src: Path, dst: Path) -> None:
+    if not dst.exists():
+        shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import open_and_run, screenshot, wait_idle_after_run, write_notebook
+from .conftest import open_and_run, open_notebook, screenshot, wait_idle_after_run, write_notebook
 
 pytestmark = pytest.mark.browser
 
@@ -43,11 +43,10 @@ def test_agent_cell_renders_stream_thinking_reflection_tools(lab, page):
     """)
     open_and_run(page, base, "agent_view.ipynb")
     view = page.locator(".jb-agent-view").first
-    view.wait_for(timeout=120_000)
+    view.wait_for()
     # Streamed answer text arrives and is rendered as Markdown (bold, table).
     page.wait_for_function("document.querySelector('.jb-agent-view') && "
-                           "document.querySelector('.jb-agent-view').innerText.includes('fell the most')",
-                           timeout=120_000)
+                           "document.querySelector('.jb-agent-view').innerText.includes('fell the most')")
     wait_idle_after_run(page)
     screenshot(page, "agent_view_done")
     samples = page.evaluate("window.__samples")
@@ -88,9 +87,9 @@ def test_reopened_notebook_shows_the_transcript(lab, page):
 
     base, root = lab
     shutil.copy(Path(__file__).resolve().parents[2] / "notebooks" / "quickstart.ipynb", root / "reopened.ipynb")
-    page.goto(f"{base}/lab/tree/reopened.ipynb")
+    open_notebook(page, base, "reopened.ipynb")
     output = page.locator(".jp-OutputArea-output", has_text="Agent — Turn 1").first
-    output.wait_for(timeout=120_000)
+    output.wait_for()
     output.scroll_into_view_if_needed()
     screenshot(page, "reopened_quickstart")
     text = output.inner_text()

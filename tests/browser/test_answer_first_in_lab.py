@@ -44,7 +44,7 @@ THE_VIEW = "document.querySelectorAll('.jb-agent-view')"
 def _set_theme(page, theme: str) -> None:
     page.evaluate(f"window.jupyterapp.commands.execute('apputils:change-theme', {{theme: '{theme}'}})")
     light = "true" if "Light" in theme else "false"
-    page.wait_for_function(f"document.body.dataset.jpThemeLight === '{light}'", timeout=60_000)
+    page.wait_for_function(f"document.body.dataset.jpThemeLight === '{light}'")
 
 
 def _run_and_check(lab, page, name: str, theme: str) -> dict:
@@ -52,8 +52,7 @@ def _run_and_check(lab, page, name: str, theme: str) -> dict:
     write_notebook(root, f"{name}.ipynb", [SETUP, AGENT, REACT])
     open_and_run(page, base, f"{name}.ipynb")
     _set_theme(page, theme)
-    page.wait_for_function(f"{THE_VIEW}.length === 2 && [...{THE_VIEW}].every(v => v.querySelector('.jb-turn-end'))",
-                           timeout=120_000)
+    page.wait_for_function(f"{THE_VIEW}.length === 2 && [...{THE_VIEW}].every(v => v.querySelector('.jb-turn-end'))")
     wait_idle_after_run(page)
     view = page.locator(".jb-agent-view").first
     checks = view.evaluate("""v => {
@@ -124,5 +123,3 @@ def test_answer_first_folded_steps_and_tools_by_kind_light(lab, page):
 def test_answer_first_in_the_dark_theme(lab, page):
     checks = _run_and_check(lab, page, "answer_first_dark", "JupyterLab Dark")
     assert _luminance(checks["background"]) < 0.3, checks
-    # Back to the light theme for the tests that follow (the setting persists).
-    _set_theme(page, "JupyterLab Light")

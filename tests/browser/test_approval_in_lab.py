@@ -40,7 +40,7 @@ def test_approve_and_deny_cards_while_the_cell_runs(lab, page):
     write_notebook(root, "approval.ipynb", [SETUP, AGENT, CHECK])
     open_and_run(page, base, "approval.ipynb")
 
-    first = page.wait_for_selector(".jb-approval.jb-pending", timeout=120_000)
+    first = page.wait_for_selector(".jb-approval.jb-pending")
     # The %%agent cell is still executing while the card waits (its prompt shows [*]).
     prompts = page.evaluate(
         "() => window.jupyterapp.shell.currentWidget.content.widgets.map(c => c.promptNode ? c.promptNode.textContent : '')")
@@ -52,15 +52,15 @@ def test_approve_and_deny_cards_while_the_cell_runs(lab, page):
     screenshot(page, "approval_card_pending")
     page.click(".jb-approval.jb-pending .jb-approve")
 
-    page.wait_for_selector(".jb-approval.jb-approved", timeout=60_000)
-    second = page.wait_for_selector(".jb-approval.jb-pending", timeout=60_000)
+    page.wait_for_selector(".jb-approval.jb-approved")
+    second = page.wait_for_selector(".jb-approval.jb-pending")
     assert page.evaluate(CARD_STATE)[1]["tool"] == "run_python"
     second.scroll_into_view_if_needed()
     page.click(".jb-approval.jb-pending .jb-deny")
-    page.wait_for_selector(".jb-approval.jb-denied", timeout=60_000)
+    page.wait_for_selector(".jb-approval.jb-denied")
 
     wait_idle_after_run(page)
-    page.wait_for_selector(".jb-turn-end", timeout=60_000)
+    page.wait_for_selector(".jb-turn-end")
     final = page.evaluate(CARD_STATE)
     assert [c["status"] for c in final] == [
         "✓ Approved in the widget (by you)",
@@ -69,7 +69,6 @@ def test_approve_and_deny_cards_while_the_cell_runs(lab, page):
     # The queued cell ran after the turn: the file exists, the denied code never ran.
     page.wait_for_function(
         "() => [...document.querySelectorAll('.jp-OutputArea-output')].some(o => o.textContent.includes('report: # Report'))",
-        timeout=60_000,
     )
     outputs = page.evaluate("() => [...document.querySelectorAll('.jp-OutputArea-output')].map(o => o.textContent)")
     assert any("report: # Report" in o and o.strip().endswith("| ran: False") for o in outputs), outputs

@@ -60,7 +60,6 @@ def test_compare_cell_shows_columns_table_and_tree(lab, page):
     assert tree.locator(".jb-tot-candidate").count() == 3
     # Mark best reaches the kernel (the cell has finished) and comes back as the winner.
     view.locator('.jb-compare-column[data-key="cot#1"] .jb-mark-best').click()
-    page.wait_for_function("document.querySelector('.jb-compare-winner')?.textContent === 'Marked best: cot'",
-                           timeout=30_000)
+    page.wait_for_function("document.querySelector('.jb-compare-winner')?.textContent === 'Marked best: cot'")
     screenshot(page, "compare_view_marked")
     assert page.locator(".jp-OutputArea-output", has_text="('tot', 'completed')").count() >= 1

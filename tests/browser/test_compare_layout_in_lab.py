@@ -5,12 +5,12 @@ themes work, and the strategies / comparison notebooks as a user opens them (scr
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
-from .conftest import open_and_run, run_compare, screenshot, wait_idle_after_run
+from .conftest import (copy_notebook, copy_tree, open_and_run, run_compare, screenshot, wait_idle_after_run,
+                       wait_layout_stable)
 
 pytestmark = pytest.mark.browser
 
@@ -79,8 +79,10 @@ def _luminance(page, selector: str) -> float:
 def _theme(page, name: str) -> None:
     page.evaluate(f"() => window.jupyterapp.commands.execute('apputils:change-theme', {{theme: '{name}'}})")
     light = "true" if "Light" in name else "false"
-    page.wait_for_function(f"document.body.dataset.jpThemeLight === '{light}'", timeout=30_000)
-    page.wait_for_timeout(500)  # the theme's CSS variables settle
+    page.wait_for_function(f"document.body.dataset.jpThemeLight === '{light}'")
+    # The theme's CSS is in (the attribute follows its load); the shell, hidden for a frame
+    # to redraw, is back and laid out.
+    wait_layout_stable(page, ".jp-NotebookPanel")
 
 
 def test_compare_columns_align_scroll_and_highlight_the_winner(lab, page):
@@ -90,6 +92,7 @@ def test_compare_columns_align_scroll_and_highlight_the_winner(lab, page):
     order = view.evaluate("v => [...v.children].map(c => c.className)")
     assert order.index("jb-compare-table-wrap") < order.index("jb-compare-scroll")
 
+    wait_layout_stable(page, ".jb-compare-view, .jb-compare-column, .jb-compare-column [data-section]")
     geo = page.evaluate(SECTION_TOPS)
     boxes = geo["boxes"]
     assert len(boxes) == 4
@@ -134,8 +137,7 @@ def test_compare_columns_align_scroll_and_highlight_the_winner(lab, page):
 
     # Mark best: the column and its table row are highlighted.
     view.locator('.jb-compare-column[data-key="cot#1"] .jb-mark-best').click()
-    page.wait_for_function("document.querySelector('.jb-compare-winner')?.textContent === 'Marked best: cot'",
-                           timeout=30_000)
+    page.wait_for_function("document.querySelector('.jb-compare-winner')?.textContent === 'Marked best: cot'")
     best = view.locator(".jb-compare-column.jb-compare-best")
     assert best.count() == 1 and best.get_attribute("data-key") == "cot#1"
     assert best.evaluate("e => getComputedStyle(e).boxShadow") != "none"
@@ -148,7 +150,7 @@ def test_compare_columns_align_scroll_and_highlight_the_winner(lab, page):
     agent.scroll_into_view_if_needed()
     agent.locator("details.jb-process > summary").first.click()  # open the folded steps
     agent_tree = agent.locator(".jb-tot")
-    agent_tree.wait_for(timeout=30_000)
+    agent_tree.wait_for()
     assert agent_tree.locator(".jb-tot-branch-selected .jb-tot-point[data-point='2']").count() == 1
     assert agent_tree.locator(".jb-tot-selected").count() == 2
     assert agent.inner_text().count("ToT says") == 1
@@ -165,7 +167,6 @@ def test_compare_columns_align_scroll_and_highlight_the_winner(lab, page):
     screenshot(page, "tot_tree_agent_view_dark")
     view.scroll_into_view_if_needed()
     screenshot(page, "compare_layout_dark")
-    _theme(page, "JupyterLab Light")
 
 
 @pytest.mark.parametrize("name", ["quickstart", "strategies", "strategy_comparison"])
@@ -174,16 +175,15 @@ def test_example_notebooks_in_both_themes(lab, page, name):
     screen and of the Tree-of-Thoughts / comparison output, light and dark."""
     base, root = lab
     for item in ("demo_models", "data"):
-        if not (root / item).exists():
-            shutil.copytree(NOTEBOOKS / item, root / item, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(NOTEBOOKS / f"{name}.ipynb", root / f"{name}.ipynb")
+        copy_tree(NOTEBOOKS / item, root / item)
+    copy_notebook(NOTEBOOKS / f"{name}.ipynb", root, f"{name}.ipynb")
     open_and_run(page, base, f"{name}.ipynb")
-    page.locator(".jb-agent-view, .jb-compare-view").first.wait_for(timeout=120_000)
-    wait_idle_after_run(page, timeout_s=240)
+    page.locator(".jb-agent-view, .jb-compare-view").first.wait_for()
+    wait_idle_after_run(page)
     errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
     assert page.locator(".jp-RenderedText", has_text="Traceback").count() == 0, errors.all_inner_texts()
     page.locator(".jp-Cell").first.scroll_into_view_if_needed()
-    page.wait_for_timeout(300)
+    wait_layout_stable(page, ".jp-Cell")
     # The first screen shows the data and the first %%agent / %%compare cell (the scripted
     # models live in demo_models/, not in the notebook).
     top = page.locator(".jp-Cell").first.bounding_box()["y"]
@@ -208,4 +208,3 @@ def test_example_notebooks_in_both_themes(lab, page, name):
     assert _luminance(page, ".jb-agent-view, .jb-compare-column") < 0.3
     target.scroll_into_view_if_needed()
     screenshot(page, f"notebook_{name}_dark")
-    _theme(page, "JupyterLab Light")

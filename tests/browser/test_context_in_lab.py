@@ -28,7 +28,7 @@ def test_compaction_marker_and_context_level_show_in_the_turn(lab, page):
     base, root = lab
     write_notebook(root, "context.ipynb", [SETUP, AGENT, AGENT, "print(_agent.status)"])
     open_and_run(page, base, "context.ipynb")
-    marker = page.wait_for_selector(".jb-compaction", state="attached", timeout=120_000)
+    marker = page.wait_for_selector(".jb-compaction", state="attached")
     wait_idle_after_run(page)
     for summary in page.locator(".jb-process-summary").all():  # #13: finished turns' steps are folded
         summary.click()

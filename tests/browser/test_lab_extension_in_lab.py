@@ -1,9 +1,10 @@
 """The JupyterLab extension (js/lab) in a real JupyterLab and Chromium.
 
-The server runs from ``$JUPYTER_BRAIN_LAB_PYTHON`` when set: scripts/test.sh points it at
-a fresh virtualenv where the *wheel* was installed (scripts/check_wheel.py), so this checks
-what ``pip install jupyter-brain`` gives. Without it, the test environment's own install
-(editable, with the extension as shared data) is used. Screenshots:
+The shared server runs from ``$JUPYTER_BRAIN_LAB_PYTHON`` when set: scripts/test.sh points
+it at a fresh virtualenv where the *wheel* was installed (scripts/check_wheel.py), and these
+notebooks use that environment's own kernel, so this checks what ``pip install
+jupyter-brain`` gives. Without it, the test environment's own install (editable, with the
+extension as shared data) is used. Screenshots:
 test-artifacts/screenshots/lab_*.png.
 """
 
@@ -11,13 +12,10 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-from .conftest import CHROMIUM, open_and_run, screenshot, serve_lab, wait_idle_after_run, write_notebook
+from .conftest import open_and_run, open_notebook, run_command, screenshot, wait_idle_after_run, write_notebook
 
 pytestmark = pytest.mark.browser
 
@@ -61,28 +59,23 @@ JS_CELLS = """() => {
 }"""
 
 
-def _extension_enabled(python: str) -> bool:
-    out = subprocess.run([python, "-m", "jupyter", "labextension", "list"], capture_output=True, text=True,
-                         timeout=120)
-    return bool(re.search(r"jupyter-brain v\S+ .*enabled.*OK", out.stdout + out.stderr))
-
-
-@pytest.fixture(scope="module")
-def brain_lab(tmp_path_factory):
-    """(base_url, root_dir) of a JupyterLab that has the extension installed."""
-    if not Path(CHROMIUM).exists():
-        pytest.skip("needs Debian's chromium at /usr/bin/chromium")
-    python = os.environ.get("JUPYTER_BRAIN_LAB_PYTHON") or sys.executable
-    if not _extension_enabled(python):
+@pytest.fixture()
+def brain_lab(lab_server, lab):
+    """(base_url, root_dir) of the shared JupyterLab, which must have the extension installed."""
+    if not lab_server.extension_enabled():
         if os.environ.get("CI") or os.environ.get("JUPYTER_BRAIN_LAB_PYTHON"):
-            pytest.fail(f"the jupyter-brain lab extension is not enabled for {python}")
+            pytest.fail(f"the jupyter-brain lab extension is not enabled for {lab_server.python}")
         pytest.skip("the lab extension is not built/installed here (scripts/test.sh builds it)")
-    yield from serve_lab(python, tmp_path_factory, "brain-lab")
+    return lab
 
 
-def _wait_cells(page, count: int, timeout_s: float = 120) -> list[dict]:
-    page.wait_for_function(f"() => window.jupyterapp.shell.currentWidget.content.model.cells.length === {count}",
-                           timeout=timeout_s * 1000)
+def _write(root, name: str, cells: list[str]) -> None:
+    """A notebook on the server's own kernel: with $JUPYTER_BRAIN_LAB_PYTHON, the wheel's install."""
+    write_notebook(root, name, cells, kernel="python3")
+
+
+def _wait_cells(page, count: int) -> list[dict]:
+    page.wait_for_function(f"() => window.jupyterapp.shell.currentWidget.content.model.cells.length === {count}")
     return page.evaluate(JS_CELLS)
 
 
@@ -91,13 +84,13 @@ def _run_cell(page, index: int) -> None:
         const nb = window.jupyterapp.shell.currentWidget.content;
         nb.activeCellIndex = {index};
         nb.mode = 'command';
-        window.jupyterapp.commands.execute('notebook:run-cell');
     }}""")
+    run_command(page, "notebook:run-cell")
 
 
 def test_agent_cells_status_bar_highlighting_and_inspector(brain_lab, page):
     base, root = brain_lab
-    write_notebook(root, "lab_cells.ipynb", [CELLS_SETUP, AGENT, "after = 1"])
+    _write(root, "lab_cells.ipynb", [CELLS_SETUP, AGENT, "after = 1"])
     open_and_run(page, base, "lab_cells.ipynb")
     cells = _wait_cells(page, 5)
     wait_idle_after_run(page)
@@ -120,7 +113,7 @@ def test_agent_cells_status_bar_highlighting_and_inspector(brain_lab, page):
     page.locator(".jp-StatusBar-Widget").screenshot(path=str(screenshot(page, "lab_status_bar")))
     item.click()
     dialog = page.locator(".jp-Dialog .jb-dialog-text")
-    dialog.wait_for(timeout=30_000)
+    dialog.wait_for()
     assert f"session: {session}" in dialog.inner_text()
     screenshot(page, "lab_status_dialog")
     page.locator(".jp-Dialog button", has_text="Close").click()
@@ -143,7 +136,7 @@ def test_agent_cells_status_bar_highlighting_and_inspector(brain_lab, page):
     # The inspector: the last request, one collapsible section per part with its tokens.
     page.evaluate("() => window.jupyterapp.commands.execute('jupyter-brain:show-request')")
     inspector = page.locator(".jb-inspector")
-    inspector.wait_for(timeout=30_000)
+    inspector.wait_for()
     kinds = inspector.locator(":scope > details").evaluate_all("els => els.map(e => e.dataset.kind)")
     assert kinds[0] == "system" and "history" in kinds and kinds[-1] == "tools"
     summaries = inspector.locator(":scope > details > summary").all_inner_texts()
@@ -158,19 +151,19 @@ def test_agent_cells_status_bar_highlighting_and_inspector(brain_lab, page):
     page.wait_for_function("""() => {
         const m = window.jupyterapp.shell.currentWidget.content.model;
         return m.cells.length === 5 && m.cells.get(2).sharedModel.getSource().includes('+ 1)');
-    }""", timeout=120_000)
+    }""")
     wait_idle_after_run(page)
     # After an edit of an inserted cell, a re-run asks first.
     page.evaluate("""() => window.jupyterapp.shell.currentWidget.content.model.cells.get(3)
         .sharedModel.setSource('total = sum(nums) * 3  # mine\\ntotal')""")
     _run_cell(page, 1)
     ask = page.locator(".jp-Dialog", has_text="Replace the cells the agent inserted last time?")
-    ask.wait_for(timeout=120_000)
+    ask.wait_for()
     screenshot(page, "lab_replace_dialog")
     ask.locator("button", has_text="Replace").click()
     cells = _wait_cells(page, 5)
     page.wait_for_function("""() => window.jupyterapp.shell.currentWidget.content.model.cells.get(2)
-        .sharedModel.getSource().includes('+ 2)')""", timeout=60_000)
+        .sharedModel.getSource().includes('+ 2)')""")
     cells = page.evaluate(JS_CELLS)
     assert [c["source"] for c in cells[2:4]] == ["nums = [3, 4, 5]\nprint('sum', sum(nums) + 2)",
                                                  "total = sum(nums) * 2\ntotal"]
@@ -195,43 +188,38 @@ def test_agent_cells_status_bar_highlighting_and_inspector(brain_lab, page):
 
 def test_fix_with_agent_button_shows_a_diff_and_applies_it(brain_lab, page):
     base, root = brain_lab
-    write_notebook(root, "lab_fix.ipynb", [FIX_SETUP, FAILING])
+    _write(root, "lab_fix.ipynb", [FIX_SETUP, FAILING])
     open_and_run(page, base, "lab_fix.ipynb")
     wait_idle_after_run(page)
     button = page.locator(".jp-Cell").nth(1).locator(".jb-fix-button")
-    button.wait_for(timeout=60_000)
+    button.wait_for()
     assert "ZeroDivisionError" in page.locator(".jp-Cell").nth(1).locator(".jp-OutputArea").inner_text()
     assert page.locator(".jp-Cell").nth(0).locator(".jb-fix-button").count() == 0
     screenshot(page, "lab_fix_button")
     button.click()
     dialog = page.locator(".jp-Dialog", has_text="Proposed fix")
-    dialog.wait_for(timeout=120_000)
+    dialog.wait_for()
     assert "ZeroDivisionError" in dialog.inner_text()
     assert dialog.locator(".jb-diff-del").inner_text().strip() == "-y = x / 0"
     assert dialog.locator(".jb-diff-add").inner_text().strip() == "+y = x / 2"
     screenshot(page, "lab_fix_diff")
     dialog.locator("button", has_text="Apply").click()
     page.wait_for_function("""() => window.jupyterapp.shell.currentWidget.content.model.cells.get(1)
-        .sharedModel.getSource() === 'x = 10\\ny = x / 2\\n'""", timeout=30_000)
+        .sharedModel.getSource() === 'x = 10\\ny = x / 2\\n'""")
     assert page.evaluate("() => window.jupyterapp.shell.currentWidget.content.model.cells.length") == 2
     screenshot(page, "lab_fix_applied")
 
 
 def test_after_a_page_reload_the_extension_reconnects_to_the_kernel(brain_lab, page):
     base, root = brain_lab
-    write_notebook(root, "lab_reload.ipynb", ["%load_ext jupyter_brain"])
+    _write(root, "lab_reload.ipynb", ["%load_ext jupyter_brain"])
     open_and_run(page, base, "lab_reload.ipynb")
     wait_idle_after_run(page)
     kernel_id = page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.id")
     # A reload drops the comm %load_ext opened; the extension opens one to the kernel's target.
-    page.goto(f"{base}/lab/tree/lab_reload.ipynb")
-    page.wait_for_function("""() => {
-        const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
-        const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
-        return k && k.status === 'idle';
-    }""", timeout=90_000)
+    open_notebook(page, base, "lab_reload.ipynb", reset=False)
     assert page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.id") == kernel_id
     page.locator(".jb-status-item").click()
     dialog = page.locator(".jp-Dialog .jb-dialog-text")
-    dialog.wait_for(timeout=30_000)
+    dialog.wait_for()
     assert "session: default" in dialog.inner_text()

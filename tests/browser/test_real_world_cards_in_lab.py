@@ -35,7 +35,7 @@ def test_figure_thinking_phase_and_refusal_show_in_the_turn(lab, page):
     base, root = lab
     write_notebook(root, "real_world.ipynb", [SETUP, PLOT, REFUSE, "print(_agent.status)"])
     open_and_run(page, base, "real_world.ipynb")
-    page.wait_for_selector(".jb-refusal", timeout=120_000)
+    page.wait_for_selector(".jb-refusal")
     wait_idle_after_run(page)
     images = page.evaluate("() => [...document.querySelectorAll('.jb-tool-image')].map(i => i.src.slice(0, 22))")
     assert images and all(src.startswith("data:image/png;base64") for src in images), images
