@@ -12,9 +12,10 @@ matplotlib, the scripted models). Without the variable both are this Python.
 The server gets a fresh root, workspace and settings folder, an empty token, and
 ``expose_app_in_browser`` so tests can drive ``window.jupyterapp``.
 
-Waiting: the helpers wait on conditions (a DOM state, a kernel status, a promise the page
-keeps), never on the clock. ``WAIT_S`` only bounds each wait so that a hang fails instead
-of blocking; it is the page's default timeout, so no test names its own. Screenshots go to ``test-artifacts/screenshots/`` (git-ignored) for
+Waiting: every wait is on a condition (a DOM state, a kernel status, a promise the page
+keeps, a MutationObserver's record), never on the clock. ``WAIT_S`` only bounds each wait
+so that a hang fails instead of blocking; it is the page's default timeout, so no test
+names its own. Screenshots go to ``test-artifacts/screenshots/`` (git-ignored) for
 review; a failed test leaves ``test-artifacts/failures/<test>.png``.
 """
 
@@ -307,6 +308,28 @@ def screenshot(page, name: str, *, stable: str = ".jp-Cell") -> Path:
     path = SCREENSHOTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=False)
     return path
+
+
+def record_states(page, selector: str, state_js: str) -> None:
+    """Before the page loads: a MutationObserver writes each new value of ``state_js(el)`` for
+    the first ``selector`` element into ``window.__jbStates`` (in order, repeats dropped),
+    after every DOM change in it. A record of every state the page showed, not samples."""
+    page.add_init_script(f"""(() => {{
+        window.__jbStates = [];
+        let last;
+        const state = {state_js};
+        const record = (records) => {{
+            const el = document.querySelector({json.dumps(selector)});
+            if (!el || !records.some(r => el.contains(r.target) || r.target.contains(el))) return;
+            const now = state(el);
+            const key = JSON.stringify(now);
+            if (key !== last) {{ last = key; window.__jbStates.push(now); }}
+        }};
+        new MutationObserver(record).observe(document, {{
+            subtree: true, childList: true, characterData: true,
+            attributes: true, attributeFilter: ['open', 'class', 'hidden'],
+        }});
+    }})()""")
 
 
 _KERNEL_READY_JS = """() => {

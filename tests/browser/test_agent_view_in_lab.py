@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import open_and_run, open_notebook, screenshot, wait_idle_after_run, write_notebook
+from .conftest import open_and_run, open_notebook, record_states, screenshot, wait_idle_after_run, write_notebook
 
 pytestmark = pytest.mark.browser
 
@@ -33,14 +33,9 @@ CHECK = '''print(_agent.status, len(_agent.tool_calls), len(_agent.reflections))
 def test_agent_cell_renders_stream_thinking_reflection_tools(lab, page):
     base, root = lab
     write_notebook(root, "agent_view.ipynb", [SETUP, AGENT, CHECK])
-    # Sample the view's text length while it streams, to prove it grows live.
-    page.add_init_script("""
-        window.__samples = [];
-        setInterval(() => {
-            const v = document.querySelector('.jb-agent-view');
-            if (v) window.__samples.push(v.innerText.length);
-        }, 40);
-    """)
+    # Every length the view's text had before the turn ended, recorded at each change, to
+    # prove it grows live.
+    record_states(page, ".jb-agent-view", "v => [v.innerText.length, !!v.querySelector('.jb-turn-end')]")
     open_and_run(page, base, "agent_view.ipynb")
     view = page.locator(".jb-agent-view").first
     view.wait_for()
@@ -49,7 +44,7 @@ def test_agent_cell_renders_stream_thinking_reflection_tools(lab, page):
                            "document.querySelector('.jb-agent-view').innerText.includes('fell the most')")
     wait_idle_after_run(page)
     screenshot(page, "agent_view_done")
-    samples = page.evaluate("window.__samples")
+    samples = [length for length, ended in page.evaluate("window.__jbStates") if not ended]
     assert len(set(samples)) >= 5, f"the view did not grow while streaming: {sorted(set(samples))}"
     # #13: the finished turn's steps are folded under the answer; open them to read them.
     view.locator(".jb-process-summary").click()
