@@ -28,8 +28,10 @@ def test_compaction_marker_and_context_level_show_in_the_turn(lab, page):
     base, root = lab
     write_notebook(root, "context.ipynb", [SETUP, AGENT, AGENT, "print(_agent.status)"])
     open_and_run(page, base, "context.ipynb")
-    marker = page.wait_for_selector(".jb-compaction", state="attached")
     wait_idle_after_run(page)
+    # A locator, not the element seen while the turn ran: a finished turn re-publishes its
+    # output, and the view is drawn anew.
+    marker = page.locator(".jb-compaction").first
     for summary in page.locator(".jb-process-summary").all():  # #13: finished turns' steps are folded
         summary.click()
     text = marker.inner_text()
