@@ -74,8 +74,11 @@ def _write(root, name: str, cells: list[str]) -> None:
     write_notebook(root, name, cells, kernel="python3")
 
 
-def _wait_cells(page, count: int) -> list[dict]:
-    page.wait_for_function(f"() => window.jupyterapp.shell.currentWidget.content.model.cells.length === {count}")
+def _cells_after_run(page) -> list[dict]:
+    """The notebook's cells once the run is over. The kernel sends a turn's cells before the
+    cell's reply, and the extension inserts them on arrival (unless it asks first), so the
+    count is final here: a missing cell fails now, with the cells in the message."""
+    wait_idle_after_run(page)
     return page.evaluate(JS_CELLS)
 
 
@@ -92,9 +95,9 @@ def test_agent_cells_status_bar_highlighting_and_inspector(brain_lab, page):
     base, root = brain_lab
     _write(root, "lab_cells.ipynb", [CELLS_SETUP, AGENT, "after = 1"])
     open_and_run(page, base, "lab_cells.ipynb")
-    cells = _wait_cells(page, 5)
-    wait_idle_after_run(page)
+    cells = _cells_after_run(page)
     # One code cell per run_python call, right below the %%agent cell, marked, with outputs.
+    assert len(cells) == 5, cells
     assert cells[2]["source"] == "nums = [3, 4, 5]\nprint('sum', sum(nums) + 0)"
     assert cells[3]["source"] == "total = sum(nums) * 2\ntotal"
     assert cells[4]["source"] == "after = 1" and cells[4]["meta"] is None
@@ -145,14 +148,12 @@ def test_agent_cells_status_bar_highlighting_and_inspector(brain_lab, page):
     assert "run_python" in inspector.locator("details[data-kind='history']").inner_text()
     screenshot(page, "lab_inspector")
     page.evaluate("() => window.jupyterapp.shell.activateById(document.querySelector('.jp-NotebookPanel').id)")
+    page.wait_for_function("() => window.jupyterapp.shell.currentWidget.node.classList.contains('jp-NotebookPanel')")
 
     # Re-running the same %%agent cell replaces its cells instead of piling up more.
     _run_cell(page, 1)
-    page.wait_for_function("""() => {
-        const m = window.jupyterapp.shell.currentWidget.content.model;
-        return m.cells.length === 5 && m.cells.get(2).sharedModel.getSource().includes('+ 1)');
-    }""")
-    wait_idle_after_run(page)
+    cells = _cells_after_run(page)
+    assert len(cells) == 5 and cells[2]["source"].endswith("+ 1)"), cells
     # After an edit of an inserted cell, a re-run asks first.
     page.evaluate("""() => window.jupyterapp.shell.currentWidget.content.model.cells.get(3)
         .sharedModel.setSource('total = sum(nums) * 3  # mine\\ntotal')""")
@@ -161,13 +162,13 @@ def test_agent_cells_status_bar_highlighting_and_inspector(brain_lab, page):
     ask.wait_for()
     screenshot(page, "lab_replace_dialog")
     ask.locator("button", has_text="Replace").click()
-    cells = _wait_cells(page, 5)
+    # The answer applies the edit the dialog held back.
     page.wait_for_function("""() => window.jupyterapp.shell.currentWidget.content.model.cells.get(2)
         .sharedModel.getSource().includes('+ 2)')""")
-    cells = page.evaluate(JS_CELLS)
+    cells = _cells_after_run(page)
+    assert len(cells) == 5, cells
     assert [c["source"] for c in cells[2:4]] == ["nums = [3, 4, 5]\nprint('sum', sum(nums) + 2)",
                                                  "total = sum(nums) * 2\ntotal"]
-    wait_idle_after_run(page)
 
     # The cell context menu has the commands; "Insert agent cell below" starts a Markdown-
     # highlighted %%agent cell.
