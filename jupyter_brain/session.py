@@ -69,6 +69,7 @@ class Session:
         approver: Approver | None = None,
         workspace: Callable[[], str] | None = None,
         working_directory: str = ".",
+        prompt_directory: str | None = None,
         secrets: tuple[str, ...] = (),
         checkpoint_store: Any = None,
         memory_retriever: MemoryRetriever | None = None,
@@ -99,6 +100,7 @@ class Session:
             max_tools_per_turn=options.max_tools or 25,
             artifacts=self.artifacts,
             working_directory=working_directory,
+            prompt_directory=prompt_directory,
             secrets=secrets,
             checkpoint_store=checkpoint_store,
             memory_retriever=memory_retriever,  # AgentMagics.memory (SQLiteMemory.roles)

@@ -146,7 +146,8 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("workspace_dir", str, "", "the folder whose files the workspace context lists (default: the working "
             "directory; a relative path starts there)", agent_config=False),
     Setting("runtime", str, "full", "the runtime message of each request: full (which model answers, today's date, "
-            "the kernel's Python), model (only which model answers: the same on every machine and day), off",
+            "the kernel's Python, the working directory's full path), model (only which model answers and the working "
+            "folder's name: the same on every machine and day), off (none; the folder's name)",
             choices=RUNTIME_CHOICES, agent_config=False),
 )}
 

@@ -109,6 +109,7 @@ class AgentHarness:
         reflect_on_uncertainty: bool = True,
         agent_id: str = "jupyter-brain",
         working_directory: str = ".",
+        prompt_directory: str | None = None,
         secrets: tuple[str, ...] = (),
         session_state: SessionState | None = None,
         thinking_phase: bool = False,
@@ -125,7 +126,8 @@ class AgentHarness:
             context_window=context_window, compaction_target=compaction_target, strategy=strategy,
             max_reflections=max_reflections, reflect_on_tool_error=reflect_on_tool_error,
             reflect_on_uncertainty=reflect_on_uncertainty, agent_id=agent_id,
-            working_directory=working_directory, secrets=secrets, thinking_phase=thinking_phase,
+            working_directory=working_directory, prompt_directory=prompt_directory, secrets=secrets,
+            thinking_phase=thinking_phase,
             thinking_strategy=thinking_strategy,
         )
         self.thinking_provider = thinking_provider
@@ -218,7 +220,8 @@ class AgentHarness:
         s = self.settings
         base = s.system_prompt or SYSTEM_PROMPT
         if self.strategy is not None:
-            base = f"{base}\n\n{self.strategy.system_prompt(s.agent_id, s.working_directory)}"
+            directory = s.working_directory if s.prompt_directory is None else s.prompt_directory
+            base = f"{base}\n\n{self.strategy.system_prompt(s.agent_id, directory)}"
         return self.thinking.get_thinking_prompt(base, native=has_native_thinking(self.provider))
 
     def run_turn(

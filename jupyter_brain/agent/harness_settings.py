@@ -39,6 +39,9 @@ class HarnessSettings:
     reflect_on_uncertainty: bool = True
     agent_id: str = DEFAULT_AGENT_ID
     working_directory: str = "."
+    # The working directory as the system prompt names it (None: working_directory itself);
+    # a notebook run for the same request on every machine names only the folder.
+    prompt_directory: str | None = None
     secrets: tuple[str, ...] = ()
     thinking_phase: bool = False
     thinking_strategy: CompactionStrategy | str = "summary"

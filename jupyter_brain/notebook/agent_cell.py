@@ -19,7 +19,7 @@ from .memory import memory_roles
 from .options import options_for
 from .parsers import agent_parser, split_flags
 from .providers import resolve_provider
-from .turn_keywords import turn_keywords
+from .turn_keywords import prompt_directory, turn_keywords
 from .views import agent_view, close_view
 
 
@@ -62,7 +62,7 @@ def run_agent_cell(magics: Any, line: str, cell: str, *, interpolate_prompt: boo
             options,
             approver=approver_for(view, magics.approval_timeout),
             workspace=workspace_for(user_ns, magics.workspace_tokens, magics.workspace_dir),
-            working_directory=os.getcwd(),
+            working_directory=os.getcwd(), prompt_directory=prompt_directory(magics.runtime),
             secrets=provider_secrets(provider),
             checkpoint_store=store,
             **memory_roles(manager, options.memory, provider),  # AgentMagics.memory

@@ -18,6 +18,7 @@ from .kernel_inputs import cell_tools, workspace_for
 from .options import options_for
 from .parsers import compare_parser, split_flags
 from .providers import check_provider, resolve_provider
+from .turn_keywords import prompt_directory
 from .views import close_view, compare_view
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ def run_compare_cell(magics: Any, line: str, cell: str) -> None:
             prompt, args.strategies, factory, lambda: cell_tools(user_ns, lambda: None), options,
             runs=args.runs, event_log=event_log, on_event=view.handle, on_run_end=view.run_finished,
             workspace=workspace_for(user_ns, magics.workspace_tokens, magics.workspace_dir),
-            working_directory=os.getcwd(),
+            working_directory=os.getcwd(), prompt_directory=prompt_directory(magics.runtime),
         )
         view.bind(result.comparison_id, event_log)
     finally:

@@ -3,6 +3,7 @@ runtime metadata of the resolved provider, and the ``--skill`` file's text."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -24,3 +25,11 @@ def turn_keywords(options: Any, provider: Any, data_dir: str | Path, runtime: st
         "skill_context": load_skill(data_dir, options.skill) if options.skill else None,
         "web_mode": options.web,  # --web on|off (agent/web)
     }
+
+
+def prompt_directory(runtime: str) -> str:
+    """The working directory as the system prompt names it: the full path under runtime
+    ``full``; otherwise only the folder's name, so that a notebook's requests (and the
+    token counts it saves) are the same wherever it is checked out."""
+    cwd = os.getcwd()
+    return cwd if runtime == "full" else (os.path.basename(cwd) or cwd)

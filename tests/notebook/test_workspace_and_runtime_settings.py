@@ -87,3 +87,45 @@ def test_runtime_off_sends_no_runtime_message(shell) -> None:
     shell.run_line_magic("config", 'AgentMagics.runtime = "off"')
     agent(shell, "--provider bot", "hi")
     assert "runtime" not in _kinds(bot.calls[0])
+
+
+def _system(call: dict) -> str:
+    return next(m["content"] for m in call["messages"] if m["role"] == "system")
+
+
+def _checkout(root: Path) -> Path:
+    folder = root / "notebooks"
+    folder.mkdir(parents=True)
+    os.chdir(folder)
+    return folder
+
+
+def test_runtime_model_names_the_working_folder_not_its_path(shell, tmp_path) -> None:
+    """The same notebook checked out in two places sends the same system prompt (the CI's
+    fresh clone once saved token counts 2 lower than the developer's checkout)."""
+    bot = ScriptedProvider(["ok", "ok", "ok"], model="tiny-model")
+    shell.user_ns["bot"] = bot
+    shell.run_line_magic("config", 'AgentMagics.runtime = "model"')
+    _checkout(tmp_path / "home" / "alice" / "project")
+    agent(shell, "--provider bot --strategy react", "hi")
+    _checkout(tmp_path / "tmp.XYZ123")
+    agent(shell, "--provider bot --strategy react", "hi")
+    first, second = (_system(call) for call in bot.calls[:2])
+    assert first == second and "Working Directory: notebooks\n" in first and str(tmp_path) not in first
+    shell.run_line_magic("config", 'AgentMagics.runtime = "full"')  # the full path where it helps the model
+    agent(shell, "--provider bot --strategy react", "hi")
+    assert f"Working Directory: {tmp_path / 'tmp.XYZ123' / 'notebooks'}\n" in _system(bot.calls[2])
+
+
+def test_compare_cells_name_the_working_folder_too(shell, tmp_path) -> None:
+    seen: list[str] = []
+
+    def reply(messages, _tools):
+        seen.append(_system({"messages": messages}))
+        return "ok"
+
+    shell.user_ns["bot"] = ScriptedProvider([reply])
+    shell.run_line_magic("config", 'AgentMagics.runtime = "model"')
+    _checkout(tmp_path / "somewhere")
+    shell.run_cell_magic("compare", "--strategies cot --provider bot", "hi")
+    assert len(seen) == 1 and "Working Directory: notebooks\n" in seen[0] and str(tmp_path) not in seen[0]
