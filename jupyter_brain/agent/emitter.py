@@ -34,6 +34,7 @@ class EventEmitter:
         self.turn_id = turn_id
         self.extra = extra
         self.tracer = tracer  # OpenTelemetry spans (agent/tracing); None when tracing is off
+        self.observer: Callable[[EventBase], None] | None = None  # the turn's hooks (HookDispatcher.on_event)
         self.redact = redact
         self.seq = 0
         self.closing = False  # the turn is ending: a Ctrl-C from a callback cannot stop it any more
@@ -51,6 +52,8 @@ class EventEmitter:
                 log.error("event log write failed: %s", exc)
         if self.tracer is not None:
             self.tracer.on_event(event)  # never raises
+        if self.observer is not None:
+            self.observer(event)  # isolated by the dispatcher
         self.callbacks.fire("on_event", event)
         if self.extra is not None:
             try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..foundation.tokens import TokenCounter
@@ -31,6 +31,7 @@ from .emitter import EventEmitter
 from .events import EventLog
 from .executor import Approver, BoundedToolExecutor
 from .harness_settings import HarnessSettings
+from .hooks import Integration, ToolOffer, TurnHook, as_integration
 from .memory import MemoryExtractor, MemoryRetriever
 from .memory.recall import extract_after_turn, recall_layers
 from .provenance import PromptProvenance
@@ -43,7 +44,7 @@ from .session_state import SessionState
 from .strategies import ReasoningStrategy, StrategyPreset
 from .thinking import ThinkingManager, ThinkLevel
 from .thinking_phase import ThinkingPhaseRunner, ThinkingProcessor
-from .tools import AgentToolRegistry
+from .tools import AgentToolRegistry, ToolSpec
 from .tracing import turn_tracer
 from .turn import Turn
 from .turn_options import TurnOptions
@@ -116,6 +117,7 @@ class AgentHarness:
         thinking_strategy: CompactionStrategy | str = "summary",
         thinking_provider: LLMProvider | None = None,
         web_search: Callable[..., Any] | None = None,
+        hooks: Sequence[Integration | TurnHook] = (),
     ) -> None:
         self.settings = HarnessSettings(
             max_steps=max_steps, timeout_s=timeout_s, think_level=think_level, reflect_every=reflect_every,
@@ -169,6 +171,8 @@ class AgentHarness:
             self.tools, artifacts=self.artifacts, parallel_enabled=parallel_enabled,
             enable_validation=enable_tool_validation, approver=approver, output_limit=TOOL_MESSAGE_MAX_CHARS,
         )
+        # Each turn's hooks (agent/hooks.py): the user's, after the built-in integrations.
+        self.integrations: list[Integration] = [as_integration(h) for h in hooks]
         self._turn_lock = threading.Lock()
         self.retry = RetryPolicy()  # transient model failures mid-stream (tests swap its wait)
         self._price_memo: tuple[tuple[str | None, str | None], ModelPrice | None] | None = None
@@ -259,12 +263,13 @@ class AgentHarness:
                                 callbacks=self.callbacks, redact=self.redactor, extra=on_event,
                                 tracer=turn_tracer(self))  # None unless OpenTelemetry is configured
             turn = Turn(self, session_id, turn_id, history, user_message, emit=emit, cancel=cancel,
-                        persist_history=persist_history, options=options)
+                        persist_history=persist_history, options=options, integrations=self.integrations)
             try:
                 result = turn.run()
             finally:
                 self.compactions += turn.fitter.compactions
             self.after_turn(turn, result)
+            turn.hooks.after_turn(result)
             return result
 
     # used by the turn ------------------------------------------------------------------------
@@ -283,11 +288,32 @@ class AgentHarness:
         record_and_observe(self, turn, result)  # decision_store, autonomous_research_learner
         extract_after_turn(self, turn, result)  # memory_extractor: durable facts of the turn
 
-    def offered_tools(self, history: list[dict[str, Any]], user_message: str) -> list[dict[str, Any]]:
+    def offered_tools(self, history: list[dict[str, Any]], user_message: str,
+                      offer: ToolOffer | None = None) -> list[dict[str, Any]]:
+        """The registry's tools offered this turn: without those ``offer`` blocks, and with
+        semantic selection on, the most relevant (``offer.boosts`` rank them)."""
         s = self.settings
-        return offered_tools(self.tools.schemas(), history, user_message,
-                             semantic=s.enable_semantic_selection, max_tools=s.max_tools_per_turn,
-                             tool_boosts=tool_boosts_of(self.autonomous_research_learner))
+        schemas = self.tools.schemas()
+        boosts = [b for b in [tool_boosts_of(self.autonomous_research_learner)] if b is not None]
+        if offer is not None:
+            if offer.blocked:
+                schemas = [schema for schema in schemas if schema.get("name") not in offer.blocked]
+            boosts += offer.boosts
+        return offered_tools(schemas, history, user_message, semantic=s.enable_semantic_selection,
+                             max_tools=s.max_tools_per_turn, tool_boosts=_merged(boosts))
+
+    def executor_with(self, tools: Sequence[ToolSpec]) -> BoundedToolExecutor:
+        """The harness's executor, or for a turn with its own tools a copy that runs them too."""
+        base = self._executor
+        if not tools:
+            return base
+        registry = base.registry.copy()
+        for spec in tools:
+            registry.register(spec)
+        return BoundedToolExecutor(
+            registry, artifacts=base.artifacts, parallel_enabled=base.parallel_enabled,
+            enable_validation=base.enable_validation, approver=base.approver, output_limit=base.output_limit,
+        )
 
     def context_fitter(self, tool_schemas: list[dict[str, Any]]) -> ContextFitter:
         s = self.settings
@@ -324,3 +350,18 @@ class AgentHarness:
             self._price_memo = ((model, name), price_for(model, name))
         price = self._price_memo[1]
         return None if price is None else price.cost(usage)
+
+
+def _merged(boosts: list[Callable[[str], Mapping[str, float]]]) -> Callable[[str], Mapping[str, float]] | None:
+    """One ranking from several (their boosts add up); None without any."""
+    if len(boosts) < 2:
+        return boosts[0] if boosts else None
+
+    def merged(question: str) -> Mapping[str, float]:
+        total: dict[str, float] = {}
+        for boost in boosts:
+            for name, value in boost(question).items():
+                total[name] = total.get(name, 0.0) + value
+        return total
+
+    return merged

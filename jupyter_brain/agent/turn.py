@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..providers.base import ProviderError, ProviderResult, Usage
@@ -34,6 +35,7 @@ from .events import (
 from .executor import ToolTurnState
 from .fallbacks import answered_by
 from .history import answer_unanswered_calls
+from .hooks import Answer, HistoryView, HookDispatcher, Integration, ModelRequest, Sources, ToolOffer, TurnContext
 from .model_stream import ModelCall, ModelOutcome, StrategyFeed
 from .redact import Redactor
 from .reflection import ReflectionResult
@@ -57,7 +59,8 @@ class Turn:
 
     def __init__(self, harness: AgentHarness, session_id: str, turn_id: str, history: list[Message],
                  user_message: str, *, emit: EventEmitter, cancel: threading.Event | None,
-                 persist_history: bool, options: TurnOptions | None = None) -> None:
+                 persist_history: bool, options: TurnOptions | None = None,
+                 integrations: Sequence[Integration] = ()) -> None:
         self.harness = harness
         self.settings = harness.settings
         self.session_id = session_id
@@ -88,11 +91,21 @@ class Turn:
         self.stub_reflections: set[str] = set()
         self.announced: set[str] = set()  # tool call ids whose ToolCallStart was emitted
         self.tool_state = ToolTurnState()
-        self.tool_schemas = harness.offered_tools(history, user_message)  # fixed for the turn
-        self.web = TurnWeb.start(harness, self)  # web_mode="on": adds the turn's web search tool (agent/web)
-        self.native_thinking = has_native_thinking(harness.provider)  # fixed for the turn too
+        self.native_thinking = has_native_thinking(harness.provider)  # fixed for the turn
         self.system_prompt = harness.build_system_prompt()
         self.provenance = harness.prompt_provenance.rendered(self.system_prompt)
+        self.sources = Sources()
+        self.ctx = self._context()
+        self.hooks = HookDispatcher(integrations, self.ctx, lambda: self.step)
+        emit.observer = self.hooks.on_event  # None without a hook that watches events
+        offer = self.hooks.prepare_tools(ToolOffer(registry=frozenset(harness.tools.names())))
+        self.tool_state.blocked.update(offer.blocked)  # called anyway: refused by the executor
+        self.tool_schemas = [  # fixed for the turn
+            *harness.offered_tools(history, user_message, offer),
+            *(spec.schema() for spec in offer.tools), *offer.schemas,
+        ]
+        self.web = TurnWeb.start(harness, self)  # web_mode="on": adds the turn's web search tool (agent/web)
+        self.ctx.tools_offered[:] = [str(s.get("name", "")) for s in self.tool_schemas]
         # What the integrations add to the result (citations, memories, the context pack).
         self.local_citations: list[str] = []
         self.web_citations: list[dict[str, str]] = []
@@ -103,8 +116,26 @@ class Turn:
         self.last_request: list[Message] = []  # the last request built (for %agent inspect)
         self.fitter: ContextFitter = harness.context_fitter(self.tool_schemas)
         self.phase = harness.thinking_phase_runner()  # None unless thinking_phase is on
-        self.tools = ToolStep(self.web.executor(harness._executor), self.tool_state, self.tool_calls, self.announced,
+        executor = harness.executor_with(offer.tools)
+        self.tools = ToolStep(self.web.executor(executor), self.tool_state, self.tool_calls, self.announced,
                               self.thinking, harness.callbacks, emit, harness.approval_timeout_s)
+
+    def _context(self) -> TurnContext:
+        """What the hooks see of this turn: its facts and a few services, never the turn."""
+        harness, s = self.harness, self.settings
+        provider = harness.provider
+        strategy = s.reasoning_strategy
+        return TurnContext(
+            session_id=self.session_id, turn_id=self.turn_id, user_message=self.user_message,
+            options=self.options, provider=provider, provider_name=str(getattr(provider, "name", "") or ""),
+            model=str(getattr(provider, "model", "") or ""), agent_id=s.agent_id,
+            working_directory=s.working_directory, think_level=s.level.value,
+            strategy=strategy.name if strategy is not None else None, max_steps=s.max_steps,
+            timeout_s=s.timeout_s, run_context=dict(harness.run_context_metadata),
+            prompt=self.provenance.as_dict(), workspace=harness.workspace, sources=self.sources,
+            tools_offered=[], emit=self.emit, charge_usage=self._charge_usage, record=self._record,
+            time_left=self.budget.remaining_s, redact=self._clean, add_tool_call=self.tool_calls.append,
+        )
 
     # the loop ------------------------------------------------------------------------
     def run(self) -> TurnResult:
@@ -112,8 +143,9 @@ class Turn:
         self.thinking.on_turn_start()
         try:
             self._announce()
+            self.hooks.turn_start()
             self.web.announce()  # "no web search configured", once
-            self.fitter.layers = self.harness.turn_layers(self)
+            self.fitter.layers = [*self.harness.turn_layers(self), *self.hooks.context_layers()]
             while self._next_step():
                 pass
         except ProviderError as exc:
@@ -156,6 +188,10 @@ class Turn:
         self.harness.callbacks.fire("on_step", step)
         if self.phase is not None:  # the thinking phase compresses the history after a tool cycle
             self.phase.after_tool_cycle(self, step)
+        rewritten = self.hooks.process_history(
+            HistoryView(self.messages, step, self._index_of_prompt(len(self.messages) - 1)))
+        if rewritten is not None:
+            self._replace_history(rewritten)
         request = self.last_request = self._fit(step)
         outcome = self._call_model(request, step)
         if outcome.result is None:  # Ctrl-C, a cancel or the deadline mid-call
@@ -166,6 +202,7 @@ class Turn:
         result = outcome.result
         if result.stop_reason == "refusal":
             self.status, result = "refused", _refusal_answer(result)
+        result = self.hooks.after_model_call(step, result)
         self.messages.append(result.to_message())
         self.web.on_result(result, step)  # server searches as tool rows; web citations so far
         self._record_step(result, step)
@@ -192,6 +229,14 @@ class Turn:
             return False
         return True
 
+    def _replace_history(self, messages: list[Message]) -> None:
+        """A hook rewrote the history: it replaces the stored one, as a compaction does."""
+        self.messages[:] = messages
+        self.fitter.recount()
+        if self.history_log is not None:
+            self.history_log.replace_history(self.session_id, self.messages)
+        self.persisted = len(self.messages)
+
     def _fit(self, step: int) -> list[Message]:
         compacted, request = self.fitter.fit(
             self.messages, self.system_prompt, protect=self._index_of_prompt(len(self.messages) - 1),
@@ -215,10 +260,11 @@ class Turn:
 
     def _model_call(self, request: list[Message], step: int) -> ModelCall:
         self.emit.mark("llm", step)  # the call (this attempt) begins: its span's start
+        call = self.hooks.before_model_call(ModelRequest(step, request, self.tool_schemas))
         provider = self.harness.provider
         native = self.native_thinking
         return ModelCall(
-            provider=provider, request=request, tool_schemas=self.tool_schemas, step=step, emit=self.emit,
+            provider=provider, request=call.messages, tool_schemas=call.tool_schemas, step=step, emit=self.emit,
             callbacks=self.harness.callbacks,
             strategy=StrategyFeed(self.settings.reasoning_strategy, self.strategy_steps, step, self.emit),
             timeout_s=max(1.0, self.budget.remaining_s()),
@@ -258,6 +304,19 @@ class Turn:
         cost = self.harness.cost_of(usage, self.turn_id)
         self.cost = None if (cost is None or self.cost is None) else self.cost + cost
         return cost
+
+    def _charge_usage(self, usage: Usage, *, provider: Any = None, thinking_phase: bool = False) -> float | None:
+        """A hook's model call: priced and recorded on the session's costs; while the turn
+        runs, its cost is the turn's too (not its tokens: those count the main calls)."""
+        cost = self.harness.cost_of(usage, self.turn_id, provider=provider, thinking_phase=thinking_phase)
+        if not self.emit.closing:
+            self.cost = None if (cost is None or self.cost is None) else self.cost + cost
+        return cost
+
+    def _record(self, kind: str, data: dict[str, Any]) -> None:
+        """A hook's record beside the event log (none without a log)."""
+        if self.harness.event_log is not None:
+            self.harness.event_log.add_record(kind, data, session_id=self.session_id)
 
     def _summarize(self, old: list[Message]) -> str:
         """The compaction summary, written by the turn's own model (its cost is the turn's)."""
@@ -309,13 +368,16 @@ class Turn:
         if self.history_log is not None:
             self.history_log.append_messages(self.session_id, self.turn_id, messages[self.persisted:])
         finish_citations(self)  # show_citations: the Sources section and the Citations event
+        answer = self.hooks.finish_answer(Answer(self.final_text, self.status, self.step, tuple(self.tool_calls)))
+        self.final_text = answer.text
+        extra = self.hooks.result_fields()
         totals = dict(self.totals)
         emit(TurnEnd(
             status=self.status, text=self.final_text, steps=len(self.steps), tool_calls=len(self.tool_calls),
             reflections=len(self.reflections), **totals, cost_usd=self.cost, duration_ms=duration * 1000,
             usage_estimated=self.usage_estimated,
         ))
-        result = TurnResult(
+        fields: dict[str, Any] = dict(
             session_id=self.session_id, turn_id=self.turn_id, status=self.status, text=self.final_text,
             **totals, cost_usd=self.cost, usage_estimated=self.usage_estimated, duration_s=duration, steps=self.steps, tool_calls=self.tool_calls,
             reflections=self.reflections, strategy_steps=self.strategy_steps, messages=messages,
@@ -326,6 +388,8 @@ class Turn:
             memories=self.memories, prompt_render_hash=self.provenance.prompt_render_hash or "",
             providers_used=self.providers_used,
         )
+        result = TurnResult(**{**fields, **extra})  # a hook's fields: the integrations' own
+        self.hooks.close()
         result._request = self._capture_request()
         return result
 

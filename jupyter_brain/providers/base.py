@@ -36,7 +36,7 @@ from pydantic import BaseModel, Field, PrivateAttr
 Message = dict[str, Any]
 
 # System messages built fresh for each request (never stored in the history).
-FRESH_CONTEXT_KINDS = frozenset({"workspace", "memory", "context_pack", "runtime", "skill"})
+FRESH_CONTEXT_KINDS = frozenset({"workspace", "memory", "context_pack", "runtime", "skill", "hook"})
 
 
 def is_fresh_context(message: Message) -> bool:

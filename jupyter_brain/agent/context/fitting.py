@@ -110,6 +110,10 @@ class ContextFitter:
         self._system_key: list[tuple[Any, Any]] | None = None  # (role, content) of the system part counted
         self._system_tokens = 0
 
+    def recount(self) -> None:
+        """The history was rewritten (not only appended to): count it afresh next time."""
+        self._counted_upto = self._counted_tokens = 0
+
     def fit(self, messages: list[Message], system_prompt: str, *, protect: int, goal: str,
             summarize: Summarizer, step: int, emit: Emit) -> tuple[bool, list[Message]]:
         """Build and measure the next request; at the critical level compact ``messages``

@@ -23,6 +23,7 @@ PART_TITLES = {
     "context_pack": "Context pack (workspace passages)",
     "runtime": "Runtime metadata",
     "skill": "Skill",
+    "hook": "Added by a hook",
     "history": "History",
 }
 PREVIEW_CHARS = 240  # each history message, unless --full
