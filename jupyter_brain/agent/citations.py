@@ -10,9 +10,10 @@ Local sources are workspace anchors (``file:line``, ``notebook.ipynb#cell-3``,
 - what the tools read: ``read_file`` (``path:start_line``; a notebook as itself),
   ``search_files`` hits in files the answer names, ``inspect_variable`` (``variable:name``).
 
-Web sources come from ``turn.web_citations`` (filled by the web search integration).
-The Sources section is appended to the answer text (``TurnResult.text``, ``TurnEnd``) but
-not to the history: the model does not need to see its own source list next turn.
+Web sources are what the web search integration found. The citations integration
+(``agent/integrations/citations``) appends the Sources section to the answer text
+(``TurnResult.text``, ``TurnEnd``) but not to the history: the model does not need to see
+its own source list next turn.
 """
 
 from __future__ import annotations
@@ -21,13 +22,9 @@ import posixpath
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .events import Citations, ErrorEvent
 from .results import ToolCallRecord
-
-if TYPE_CHECKING:
-    from .turn import Turn
 
 READ_TOOLS = {"read_file": "path"}  # tool -> its path argument
 SEARCH_TOOLS = frozenset({"search_files"})
@@ -99,11 +96,10 @@ def workspace_relative(path: Any, root: str | Path = ".") -> str | None:
     return rel
 
 
-def local_citations(turn: Turn) -> list[str]:
-    """The turn's workspace anchors, each once: context pack first, then the tools'."""
-    answer = turn.final_text
-    found = [*turn.local_citations, *pack_citations(turn.context_pack, answer),
-             *tool_citations(turn.tool_calls, answer, turn.settings.working_directory)]
+def local_citations(pack: dict[str, Any] | None, calls: Iterable[ToolCallRecord], answer: str,
+                    root: str | Path = ".", earlier: Sequence[str] = ()) -> list[str]:
+    """The turn's workspace anchors, each once: ``earlier`` ones, the context pack's, then the tools'."""
+    found = [*earlier, *pack_citations(pack, answer), *tool_citations(calls, answer, root)]
     return list(dict.fromkeys(found))
 
 
@@ -124,19 +120,3 @@ def sources_markdown(local: Sequence[str], web: Sequence[dict[str, str]]) -> str
     items = [f"- {_code(anchor)}" for anchor in local]
     items += [line for line in (_link(c) for c in web) if line]
     return "**Sources**\n\n" + "\n".join(items) if items else ""
-
-
-def finish_citations(turn: Turn) -> None:
-    """With ``show_citations``: fill ``turn.local_citations``, end the answer with its
-    Sources and emit ``Citations`` (before ``TurnEnd``). A failure is logged, never raised."""
-    if not turn.options.show_citations:
-        return
-    try:
-        turn.local_citations = local_citations(turn)
-        web = [{str(k): str(v) for k, v in c.items()} for c in turn.web_citations if isinstance(c, dict)]
-        section = sources_markdown(turn.local_citations, web)
-        if section and turn.final_text.strip():
-            turn.final_text = f"{turn.final_text.rstrip()}\n\n{section}"
-        turn.emit(Citations(step=turn.step, local=turn.local_citations, web=web))
-    except Exception as exc:  # noqa: BLE001 - the turn is ending: a citation bug must not stop it
-        turn.emit(ErrorEvent(step=turn.step, kind="citations", message=f"no citations: {exc}", recoverable=True))

@@ -21,31 +21,33 @@ from .artifacts import ArtifactStore, artifact_tool
 from .callbacks import AgentCallbacks
 from .context import CompactionStrategy, ContextWarningTracker, context_window_for
 from .context.fitting import ContextFitter, offered_tools
-from .context.layers import ContextLayer
-from .context_pack import context_pack_layers
 from .cost import ModelPrice, SessionCostTracker, price_for
 from .decisions import AutonomousResearchLearner, RuntimeDecisionStore
-from .decisions.hooks import record_and_observe
 from .decisions.tool_learner import tool_boosts_of
 from .emitter import EventEmitter
 from .events import EventLog
 from .executor import Approver, BoundedToolExecutor
 from .harness_settings import HarnessSettings
 from .hooks import Integration, ToolOffer, TurnHook, as_integration
+from .integrations.checkpoints import CheckpointsIntegration
+from .integrations.citations import CitationsIntegration
+from .integrations.context_pack import ContextPackIntegration
+from .integrations.decisions import DecisionRecording, ToolLearning
+from .integrations.memory import MemoryIntegration
+from .integrations.runtime import RuntimeIntegration
+from .integrations.thinking_phase import ThinkingPhaseIntegration
+from .integrations.tracing import TracingIntegration
+from .integrations.web import WebIntegration
 from .memory import MemoryExtractor, MemoryRetriever
-from .memory.recall import extract_after_turn, recall_layers
 from .provenance import PromptProvenance
 from .redact import Redactor
 from .reflection import ReflectionEngine
 from .results import StepRecord, ToolCallRecord, TurnResult
 from .retry import RetryPolicy
-from .runtime_context import runtime_and_skill_layers
 from .session_state import SessionState
 from .strategies import ReasoningStrategy, StrategyPreset
 from .thinking import ThinkingManager, ThinkLevel
-from .thinking_phase import ThinkingPhaseRunner, ThinkingProcessor
 from .tools import AgentToolRegistry, ToolSpec
-from .tracing import turn_tracer
 from .turn import Turn
 from .turn_options import TurnOptions
 
@@ -171,8 +173,22 @@ class AgentHarness:
             self.tools, artifacts=self.artifacts, parallel_enabled=parallel_enabled,
             enable_validation=enable_tool_validation, approver=approver, output_limit=TOOL_MESSAGE_MAX_CHARS,
         )
-        # Each turn's hooks (agent/hooks.py): the user's, after the built-in integrations.
-        self.integrations: list[Integration] = [as_integration(h) for h in hooks]
+        phase_strategy, counter = self.settings.thinking_compactor, self.session_state.counter
+        # Each turn's hooks (agent/hooks.py), called in this order: the built-in integrations
+        # (one line each; agent/integrations/), then the user's.
+        self.integrations: list[Integration] = [
+            CheckpointsIntegration(checkpoint_store),
+            TracingIntegration(self.redactor or Redactor(secrets), agent_id),
+            DecisionRecording(decision_store),
+            ToolLearning(autonomous_research_learner),
+            WebIntegration(web_search, self.artifacts.root),
+            MemoryIntegration(memory_retriever, memory_extractor),
+            RuntimeIntegration(),
+            ContextPackIntegration(),
+            ThinkingPhaseIntegration(thinking_phase, phase_strategy, thinking_provider or provider, counter),
+            CitationsIntegration(),
+            *(as_integration(h) for h in hooks),
+        ]
         self._turn_lock = threading.Lock()
         self.retry = RetryPolicy()  # transient model failures mid-stream (tests swap its wait)
         self._price_memo: tuple[tuple[str | None, str | None], ModelPrice | None] | None = None
@@ -257,48 +273,31 @@ class AgentHarness:
                               runtime_environment=runtime_environment, skill_context=skill_context)
         with self._turn_lock:
             turn_id = turn_id or uuid.uuid4().hex[:12]
-            if self.checkpoint_store is not None:
-                self.checkpoint_store.begin_turn(session_id, turn_id)
             emit = EventEmitter(session_id=session_id, turn_id=turn_id, event_log=self.event_log,
-                                callbacks=self.callbacks, redact=self.redactor, extra=on_event,
-                                tracer=turn_tracer(self))  # None unless OpenTelemetry is configured
+                                callbacks=self.callbacks, redact=self.redactor, extra=on_event)
             turn = Turn(self, session_id, turn_id, history, user_message, emit=emit, cancel=cancel,
                         persist_history=persist_history, options=options, integrations=self.integrations)
             try:
                 result = turn.run()
             finally:
                 self.compactions += turn.fitter.compactions
-            self.after_turn(turn, result)
-            turn.hooks.after_turn(result)
+            turn.hooks.after_turn(result)  # the integrations that learn from it: decisions, memory
             return result
 
     # used by the turn ------------------------------------------------------------------------
-    def turn_layers(self, turn: Turn) -> list[ContextLayer]:
-        """The turn's own fresh context layers, built once when it starts (each request
-        renders them; none is stored in the history)."""
-        layers: list[ContextLayer] = []
-        layers += recall_layers(self, turn)  # memory_retriever: the "memory" layer, MemoryRecall
-        layers += runtime_and_skill_layers(turn.options)  # runtime_provider/model/environment, skill_context
-        layers += context_pack_layers(turn)  # top_k: the "context_pack" layer, ContextPackEvent
-        return layers
-
-    def after_turn(self, turn: Turn, result: TurnResult) -> None:
-        """The integrations that learn from a finished turn (decisions, memory, learners).
-        Each failure is logged and never reaches the caller: the turn already ended."""
-        record_and_observe(self, turn, result)  # decision_store, autonomous_research_learner
-        extract_after_turn(self, turn, result)  # memory_extractor: durable facts of the turn
-
     def offered_tools(self, history: list[dict[str, Any]], user_message: str,
                       offer: ToolOffer | None = None) -> list[dict[str, Any]]:
         """The registry's tools offered this turn: without those ``offer`` blocks, and with
-        semantic selection on, the most relevant (``offer.boosts`` rank them)."""
+        semantic selection on, the most relevant (``offer.boosts`` rank them; without an
+        offer, as when asked outside a turn, the ``autonomous_research_learner``'s ranking)."""
         s = self.settings
         schemas = self.tools.schemas()
-        boosts = [b for b in [tool_boosts_of(self.autonomous_research_learner)] if b is not None]
-        if offer is not None:
+        if offer is None:
+            boosts = [b for b in [tool_boosts_of(self.autonomous_research_learner)] if b is not None]
+        else:
             if offer.blocked:
                 schemas = [schema for schema in schemas if schema.get("name") not in offer.blocked]
-            boosts += offer.boosts
+            boosts = offer.boosts
         return offered_tools(schemas, history, user_message, semantic=s.enable_semantic_selection,
                              max_tools=s.max_tools_per_turn, tool_boosts=_merged(boosts))
 
@@ -322,16 +321,6 @@ class AgentHarness:
             budget_tokens=self.context_budget, target=s.compaction_target, auto_compact=s.auto_compact,
             provider=self.provider, tool_schemas=tool_schemas, workspace=self.workspace,
         )
-
-    def thinking_phase_runner(self) -> ThinkingPhaseRunner | None:
-        """The turn's thinking phase (None when off); its model is ``thinking_provider``,
-        else this harness's provider (``token_budget`` calls none)."""
-        s = self.settings
-        if not s.thinking_phase:
-            return None
-        provider = self.thinking_provider or self.provider
-        processor = ThinkingProcessor(s.thinking_compactor, provider=provider, counter=self.counter)
-        return ThinkingPhaseRunner(processor, provider)
 
     def cost_of(self, usage: Usage, turn_id: str, *, provider: Any = None, thinking_phase: bool = False) -> float | None:
         """The cost of a call (recorded on the session's tracker when there is one);

@@ -32,7 +32,7 @@ from .context.layers import ContextLayer
 from .events import ErrorEvent, EventBase
 
 if TYPE_CHECKING:
-    from ..providers.base import LLMProvider, ProviderResult, Usage
+    from ..providers.base import LLMProvider, ProviderResult
     from .results import ToolCallRecord, TurnResult
     from .tools import ToolSpec
     from .turn_options import TurnOptions

@@ -1,9 +1,10 @@
-"""The runtime and skill layers of a turn (``runtime_provider`` / ``runtime_model`` /
-``runtime_environment``, ``skill_context``): short system messages rendered fresh, never
-stored in the history.
+"""The text of the runtime and skill layers of a turn (``runtime_provider`` /
+``runtime_model`` / ``runtime_environment``, ``skill_context``): short system messages
+rendered fresh, never stored in the history.
 
 The runtime layer tells the model what it cannot know by itself — which model answers,
 today's date, the kernel's Python — so "today" and version questions are answered right.
+The runtime integration (``agent/integrations/runtime``) adds them to the turn.
 """
 
 from __future__ import annotations
@@ -11,9 +12,6 @@ from __future__ import annotations
 import datetime as dt
 import platform
 from collections.abc import Callable
-
-from .context.layers import ContextLayer
-from .turn_options import TurnOptions
 
 MAX_SKILL_CHARS = 20_000
 
@@ -42,15 +40,3 @@ def skill_text(skill: str | None) -> str:
     if len(body) > MAX_SKILL_CHARS:
         body = body[:MAX_SKILL_CHARS] + f"\n[… skill clipped at {MAX_SKILL_CHARS:,} characters]"
     return f"Skill instructions for this turn (from the user's skill file):\n\n{body}"
-
-
-def runtime_and_skill_layers(options: TurnOptions) -> list[ContextLayer]:
-    """The turn's runtime layer (when a provider or model is given) and skill layer (when a skill is)."""
-    layers: list[ContextLayer] = []
-    runtime = runtime_text(options.runtime_provider, options.runtime_model, environment=options.runtime_environment)
-    if runtime:
-        layers.append(ContextLayer.fixed("runtime", runtime))
-    skill = skill_text(options.skill_context)
-    if skill:
-        layers.append(ContextLayer.fixed("skill", skill))
-    return layers

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 from ..providers.base import ProviderError, ProviderResult, Usage
 from ..providers.capabilities import has_native_thinking
 from .budget import TurnBudget
-from .citations import finish_citations
 from .context.fitting import ContextFitter
 from .context.summary import summary_request
 from .emitter import EventEmitter
@@ -44,7 +43,6 @@ from .results import StepRecord, ToolCallRecord, TurnResult
 from .retry import call_with_retries
 from .tool_step import ToolStep
 from .turn_options import TurnOptions
-from .web import TurnWeb
 
 if TYPE_CHECKING:
     from .harness import AgentHarness
@@ -104,20 +102,11 @@ class Turn:
             *harness.offered_tools(history, user_message, offer),
             *(spec.schema() for spec in offer.tools), *offer.schemas,
         ]
-        self.web = TurnWeb.start(harness, self)  # web_mode="on": adds the turn's web search tool (agent/web)
         self.ctx.tools_offered[:] = [str(s.get("name", "")) for s in self.tool_schemas]
-        # What the integrations add to the result (citations, memories, the context pack).
-        self.local_citations: list[str] = []
-        self.web_citations: list[dict[str, str]] = []
-        self.rendered_content_paths: list[str] = []
-        self.context_pack: dict[str, Any] | None = None
-        self.memories: list[dict[str, Any]] = []
         self.providers_used: list[str] = []
         self.last_request: list[Message] = []  # the last request built (for %agent inspect)
         self.fitter: ContextFitter = harness.context_fitter(self.tool_schemas)
-        self.phase = harness.thinking_phase_runner()  # None unless thinking_phase is on
-        executor = harness.executor_with(offer.tools)
-        self.tools = ToolStep(self.web.executor(executor), self.tool_state, self.tool_calls, self.announced,
+        self.tools = ToolStep(harness.executor_with(offer.tools), self.tool_state, self.tool_calls, self.announced,
                               self.thinking, harness.callbacks, emit, harness.approval_timeout_s)
 
     def _context(self) -> TurnContext:
@@ -144,8 +133,7 @@ class Turn:
         try:
             self._announce()
             self.hooks.turn_start()
-            self.web.announce()  # "no web search configured", once
-            self.fitter.layers = [*self.harness.turn_layers(self), *self.hooks.context_layers()]
+            self.fitter.layers = self.hooks.context_layers()
             while self._next_step():
                 pass
         except ProviderError as exc:
@@ -186,8 +174,6 @@ class Turn:
         step = self.step = self.budget.steps
         self.emit(StepStart(step=step))
         self.harness.callbacks.fire("on_step", step)
-        if self.phase is not None:  # the thinking phase compresses the history after a tool cycle
-            self.phase.after_tool_cycle(self, step)
         rewritten = self.hooks.process_history(
             HistoryView(self.messages, step, self._index_of_prompt(len(self.messages) - 1)))
         if rewritten is not None:
@@ -204,7 +190,6 @@ class Turn:
             self.status, result = "refused", _refusal_answer(result)
         result = self.hooks.after_model_call(step, result)
         self.messages.append(result.to_message())
-        self.web.on_result(result, step)  # server searches as tool rows; web citations so far
         self._record_step(result, step)
         # Stated uncertainty only matters while the model can still act on it.
         self.thinking.on_step(result.text if result.tool_calls else "")
@@ -367,7 +352,6 @@ class Turn:
                 messages.append({"role": "assistant", "content": self.final_text})
         if self.history_log is not None:
             self.history_log.append_messages(self.session_id, self.turn_id, messages[self.persisted:])
-        finish_citations(self)  # show_citations: the Sources section and the Citations event
         answer = self.hooks.finish_answer(Answer(self.final_text, self.status, self.step, tuple(self.tool_calls)))
         self.final_text = answer.text
         extra = self.hooks.result_fields()
@@ -382,13 +366,12 @@ class Turn:
             **totals, cost_usd=self.cost, usage_estimated=self.usage_estimated, duration_s=duration, steps=self.steps, tool_calls=self.tool_calls,
             reflections=self.reflections, strategy_steps=self.strategy_steps, messages=messages,
             new_messages=messages[first_new:], error=self.error, system_prompt=self.system_prompt,
-            **(self.phase.totals() if self.phase is not None else {}),
-            local_citations=self.local_citations, web_citations=self.web_citations,
-            rendered_content_paths=self.rendered_content_paths, context_pack_json=self.context_pack,
-            memories=self.memories, prompt_render_hash=self.provenance.prompt_render_hash or "",
+            local_citations=self.sources.local, web_citations=self.sources.web,
+            rendered_content_paths=self.sources.rendered_pages, context_pack_json=self.sources.context_pack,
+            prompt_render_hash=self.provenance.prompt_render_hash or "",
             providers_used=self.providers_used,
         )
-        result = TurnResult(**{**fields, **extra})  # a hook's fields: the integrations' own
+        result = TurnResult(**{**fields, **extra})  # the hooks' fields (memories, thinking phase …)
         self.hooks.close()
         result._request = self._capture_request()
         return result

@@ -8,6 +8,7 @@ from pathlib import Path
 from jupyter_brain.agent.citations import pack_citations, sources_markdown, tool_citations, workspace_relative
 from jupyter_brain.agent.events import Citations, TurnEnd
 from jupyter_brain.agent.harness import AgentHarness
+from jupyter_brain.agent.hooks import TurnContext, TurnHook
 from jupyter_brain.agent.results import ToolCallRecord
 from jupyter_brain.agent.tools import AgentToolRegistry, tool
 from jupyter_brain.providers.scripted import ScriptedProvider
@@ -81,14 +82,14 @@ def read_file(path: str, start_line: int = 1) -> str:
     return "1: total = 10"
 
 
-class WebHarness(AgentHarness):
-    """Stands in for the web search integration, which fills turn.web_citations while the turn runs."""
+class WebFinds(TurnHook):
+    """Stands in for the web search integration, which fills the turn's web sources while it runs."""
 
-    web: list[dict[str, str]] = []
+    def __init__(self, web: list[dict[str, str]]) -> None:
+        self.web = web
 
-    def turn_layers(self, turn):
-        turn.web_citations = list(self.web)
-        return super().turn_layers(turn)
+    def turn_start(self, ctx: TurnContext) -> None:
+        ctx.sources.web[:] = self.web
 
 
 def _turn(tmp_path: Path, show: bool, web: list | None = None):
@@ -96,8 +97,8 @@ def _turn(tmp_path: Path, show: bool, web: list | None = None):
     bot = ScriptedProvider([{"text": "", "tool_calls": [{"name": "read_file", "arguments": {"path": "calc.py"}}]},
                             "The total is 10 (totals.md)."])
     events: list = []
-    harness = WebHarness(bot, AgentToolRegistry([read_file]), None, working_directory=str(tmp_path))
-    harness.web = web or []
+    harness = AgentHarness(bot, AgentToolRegistry([read_file]), None, working_directory=str(tmp_path),
+                           hooks=[WebFinds(web or [])])
     result = harness.run_turn("s", [], "What is the grand total?", top_k=2, show_citations=show,
                               on_event=events.append)
     return result, events

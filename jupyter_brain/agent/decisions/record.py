@@ -1,27 +1,26 @@
 """Building decision records: one per finished turn, one per ``%%compare`` "Mark best".
 
-Kept apart from the store so any ``RuntimeDecisionStore`` gets the same fields, and the
-harness only has to call ``decision_record(turn, result, harness)``.
+Kept apart from the store so any ``RuntimeDecisionStore`` gets the same fields, and
+the decisions integration only has to call ``decision_record(result, ...)``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..redact import Redactor
 from .base import RuntimeDecisionRecord
 
 if TYPE_CHECKING:
-    from ..harness import AgentHarness
     from ..results import TurnResult
-    from ..turn import Turn
 
 
-def decision_record(turn: Turn, result: TurnResult, harness: AgentHarness) -> RuntimeDecisionRecord:
-    """What the harness chose for ``turn`` and what came of it."""
-    provider = harness.provider
-    strategy = harness.strategy
+def decision_record(result: TurnResult, *, provider: str, model: str, strategy: str | None, think_level: str,
+                    tools_offered: Sequence[str], prompt: dict[str, Any], run_context: dict[str, Any],
+                    max_steps: int, timeout_s: float, redact: Callable[[str], str] | None = None,
+                    ) -> RuntimeDecisionRecord:
+    """What the harness chose for a turn (the keywords) and what came of it (``result``)."""
     used = _unique(c.name for c in result.tool_calls)
     failed = _unique(c.name for c in result.tool_calls if c.status != "ok")
     detail: dict[str, Any] = {"tool_calls": len(result.tool_calls)}
@@ -32,16 +31,12 @@ def decision_record(turn: Turn, result: TurnResult, harness: AgentHarness) -> Ru
     if len(set(result.providers_used)) > 1:
         detail["providers_used"] = list(result.providers_used)
     return RuntimeDecisionRecord(
-        session_id=result.session_id, turn_id=result.turn_id, kind="turn",
-        provider=str(getattr(provider, "name", "") or ""), model=str(getattr(provider, "model", "") or ""),
-        strategy=strategy.name if strategy is not None else None, think_level=harness.think_level.value,
-        tools_offered=[str(s.get("name", "")) for s in turn.tool_schemas], tools_used=used,
+        session_id=result.session_id, turn_id=result.turn_id, kind="turn", provider=provider, model=model,
+        strategy=strategy, think_level=think_level, tools_offered=list(tools_offered), tools_used=used,
         steps=len(result.steps), status=result.status,
-        stop_reason=stop_reason(result, max_steps=harness.max_steps, timeout_s=harness.timeout_s,
-                                redact=harness.redactor),
+        stop_reason=stop_reason(result, max_steps=max_steps, timeout_s=timeout_s, redact=redact),
         input_tokens=result.input_tokens, output_tokens=result.output_tokens, cost_usd=result.cost_usd,
-        duration_s=result.duration_s, prompt=turn.provenance.as_dict(),
-        run_context=dict(harness.run_context_metadata), detail=detail,
+        duration_s=result.duration_s, prompt=prompt, run_context=run_context, detail=detail,
     )
 
 

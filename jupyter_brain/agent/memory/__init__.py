@@ -1,5 +1,6 @@
 """Episodic memory (see ``base``): the SQLite store (``sqlite``), the model's extraction of
-durable facts (``extractor``) and the harness's hooks (``recall``)."""
+durable facts (``extractor``) and what a turn recalls (``recall``); the turn uses them
+through the memory integration (``agent/integrations/memory``)."""
 
 from .base import Memory, MemoryExtractor, MemoryRetriever
 from .extractor import ModelMemoryExtractor

@@ -1,11 +1,11 @@
 """The thinking phase between tool cycles (issue #17, the thinking-cycle proposal):
-``ThinkingProcessor.perform_thinking`` → ``ThinkingResult``; ``ThinkingPhaseRunner`` runs
-it inside a turn. Off unless ``AgentHarness(thinking_phase=True)``."""
+``ThinkingProcessor.perform_thinking`` → ``ThinkingResult``; the thinking phase integration
+(``agent/integrations/thinking_phase``) runs it inside a turn. Off unless
+``AgentHarness(thinking_phase=True)``."""
 
 from __future__ import annotations
 
 from .processor import THINKING_INSTRUCTION, ThinkingProcessor, ThinkingResult
-from .runner import ThinkingPhaseRunner
 from .state import THINKING_PREFIX, is_thinking_message
 
 THINKING_STRATEGIES = ("summary", "token_budget", "semantic")
@@ -14,7 +14,6 @@ __all__ = [
     "THINKING_INSTRUCTION",
     "THINKING_PREFIX",
     "THINKING_STRATEGIES",
-    "ThinkingPhaseRunner",
     "ThinkingProcessor",
     "ThinkingResult",
     "is_thinking_message",

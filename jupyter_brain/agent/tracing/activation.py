@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 from ..redact import Redactor
 
 if TYPE_CHECKING:
-    from ..harness import AgentHarness
     from .spans import TurnTracer
 
 log = logging.getLogger("jupyter_brain.tracing")
@@ -50,9 +49,10 @@ def active_tracer() -> Any | None:
     return _memo[1]
 
 
-def turn_tracer(harness: AgentHarness) -> TurnTracer | None:
-    """A span builder for one turn of ``harness``, or None when tracing is off. A broken
-    tracing setup is logged and leaves the turn untraced, never failing it."""
+def turn_tracer(harness: Any) -> TurnTracer | None:
+    """A span builder for one turn of ``harness`` (an ``AgentHarness``), or None when
+    tracing is off. A broken tracing setup is logged and leaves the turn untraced. (A
+    turn's spans come from the tracing integration, ``agent/integrations/tracing``.)"""
     try:
         tracer = active_tracer()
         if tracer is None:

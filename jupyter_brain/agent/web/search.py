@@ -15,6 +15,12 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from .pages import html_to_text
 
+WEB_TOOL = "web_search"  # the tool a turn with web_mode="on" offers for the user's function
+NO_WEB_SEARCH = (
+    "web search is on, but no web search is configured: this provider has no server-side web search "
+    "and no search function was given (AgentHarness(web_search=fn), or @jupyter_brain.web_search in a "
+    "notebook). The turn goes on without it."
+)
 MAX_RESULTS = 10
 EXCERPT_CHARS = 1_500  # of a page's content, per result, in what the model reads
 SHAPE = "a list of results, each with url, title, snippet and optionally content"

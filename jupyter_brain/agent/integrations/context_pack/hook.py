@@ -1,0 +1,35 @@
+"""The turn's context pack: ``top_k`` workspace passages for the user's message.
+
+Retrieved once when the turn starts, rendered as the ``context_pack`` layer of every
+request of the turn (never stored in the history), announced with a
+``ContextPackEvent`` and kept in the turn's ``Sources`` (``TurnResult.context_pack_json``,
+and what the citations read). A failure to index is the dispatcher's recoverable error.
+"""
+
+from __future__ import annotations
+
+from ...context.layers import ContextLayer
+from ...context_pack.pack import build_context_pack
+from ...events import ContextPackEvent
+from ...hooks import TurnContext, TurnHook
+
+
+class ContextPackIntegration:
+    """Active in the turns run with ``top_k`` > 0."""
+
+    name = "context_pack"
+
+    def for_turn(self, ctx: TurnContext) -> TurnHook | None:
+        return ContextPackHook() if ctx.options.top_k > 0 else None
+
+
+class ContextPackHook(TurnHook):
+    name = "context_pack"
+
+    def context_layers(self, ctx: TurnContext) -> list[ContextLayer]:
+        """The pack as a layer (none when nothing matched)."""
+        pack = build_context_pack(ctx.working_directory, ctx.user_message, ctx.options.top_k, redact=ctx.redact)
+        as_json = ctx.sources.context_pack = pack.as_json()
+        ctx.emit(ContextPackEvent(query=pack.query, passages=as_json["passages"]))
+        text = pack.render()
+        return [ContextLayer.fixed("context_pack", text)] if text else []
