@@ -54,4 +54,4 @@ def test_imports_only_go_down(layer: str) -> None:
 
 def test_the_check_sees_relative_imports() -> None:
     names = imported_modules(PACKAGE / "agent" / "harness.py")
-    assert "jupyter_brain.providers.base" in names and "jupyter_brain.agent.turn" in names
+    assert "jupyter_brain.providers.base" in names and "jupyter_brain.agent.loop" in names

@@ -24,6 +24,11 @@ class AgentCallbacks:
     on_step: Callable[[int], Any] | None = None  # step number, at step start
     on_event: Callable[[Any], Any] | None = None  # every Event
 
+    def wants(self, hook: str) -> bool:
+        """Whether ``fire(hook, ...)`` may call anything (checked once per stream or turn,
+        so a stream with no callbacks does not call ``fire`` per chunk)."""
+        return getattr(self, hook, None) is not None or type(self) is not AgentCallbacks
+
     def fire(self, hook: str, *args: Any) -> None:
         """Call one hook if set; swallow and log its failure so the turn goes on."""
         fn = getattr(self, hook, None)

@@ -13,7 +13,7 @@ import queue
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -203,6 +203,18 @@ class BoundedToolExecutor:
         self.enable_validation = enable_validation
         self.approver = approver
         self.output_limit = output_limit
+
+    def with_tools(self, tools: Sequence[ToolSpec]) -> BoundedToolExecutor:
+        """This executor, or for a turn with tools of its own a copy that runs them too."""
+        if not tools:
+            return self
+        registry = self.registry.copy()
+        for spec in tools:
+            registry.register(spec)
+        return BoundedToolExecutor(
+            registry, artifacts=self.artifacts, parallel_enabled=self.parallel_enabled,
+            enable_validation=self.enable_validation, approver=self.approver, output_limit=self.output_limit,
+        )
 
     # planning -------------------------------------------------------------------
     def plan_waves(self, calls: list[ToolCall]) -> list[list[ToolCall]]:

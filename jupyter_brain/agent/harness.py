@@ -1,7 +1,9 @@
 """AgentHarness: wires provider, tools, thinking, reflection, strategy and logging.
 
 A harness answers one turn at a time (``run_turn``); the turn itself — its state, its
-steps and how it ends — is ``agent/turn.py``. What a conversation learns across turns
+steps and how it ends — is the loop, ``agent/loop/``, which gets a ``TurnSetup`` and never
+calls back. The optional integrations plug into the loop through ``agent/hooks.py``: each
+is registered below with one line. What a conversation learns across turns
 (token-count calibration, the context level, the thinking counters) lives in a
 ``SessionState``: pass the session's own to carry it from cell to cell, or let the
 harness keep one for the turns it runs.
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..foundation.tokens import TokenCounter
@@ -24,11 +26,10 @@ from .context.fitting import ContextFitter, offered_tools
 from .cost import ModelPrice, SessionCostTracker, price_for
 from .decisions import AutonomousResearchLearner, RuntimeDecisionStore
 from .decisions.tool_learner import tool_boosts_of
-from .emitter import EventEmitter
 from .events import EventLog
 from .executor import Approver, BoundedToolExecutor
 from .harness_settings import HarnessSettings
-from .hooks import Integration, ToolOffer, TurnHook, as_integration
+from .hooks import Integration, TurnHook, as_integration
 from .integrations.checkpoints import CheckpointsIntegration
 from .integrations.citations import CitationsIntegration
 from .integrations.context_pack import ContextPackIntegration
@@ -38,17 +39,16 @@ from .integrations.runtime import RuntimeIntegration
 from .integrations.thinking_phase import ThinkingPhaseIntegration
 from .integrations.tracing import TracingIntegration
 from .integrations.web import WebIntegration
+from .loop import EventEmitter, RetryPolicy, Turn, TurnSetup
 from .memory import MemoryExtractor, MemoryRetriever
 from .provenance import PromptProvenance
 from .redact import Redactor
 from .reflection import ReflectionEngine
 from .results import StepRecord, ToolCallRecord, TurnResult
-from .retry import RetryPolicy
 from .session_state import SessionState
 from .strategies import ReasoningStrategy, StrategyPreset
 from .thinking import ThinkingManager, ThinkLevel
-from .tools import AgentToolRegistry, ToolSpec
-from .turn import Turn
+from .tools import AgentToolRegistry
 from .turn_options import TurnOptions
 
 __all__ = ["SYSTEM_PROMPT", "AgentHarness", "StepRecord", "ToolCallRecord", "TurnResult"]
@@ -176,19 +176,20 @@ class AgentHarness:
         phase_strategy, counter = self.settings.thinking_compactor, self.session_state.counter
         # Each turn's hooks (agent/hooks.py), called in this order: the built-in integrations
         # (one line each; agent/integrations/), then the user's.
-        self.integrations: list[Integration] = [
-            CheckpointsIntegration(checkpoint_store),
+        memory_on = memory_retriever is not None or memory_extractor is not None
+        self.integrations: list[Integration] = [integration for integration in (
+            CheckpointsIntegration(checkpoint_store) if checkpoint_store is not None else None,
             TracingIntegration(self.redactor or Redactor(secrets), agent_id),
-            DecisionRecording(decision_store),
-            ToolLearning(autonomous_research_learner),
+            DecisionRecording(decision_store) if decision_store is not None else None,
+            ToolLearning(autonomous_research_learner) if autonomous_research_learner is not None else None,
             WebIntegration(web_search, self.artifacts.root),
-            MemoryIntegration(memory_retriever, memory_extractor),
+            MemoryIntegration(memory_retriever, memory_extractor) if memory_on else None,
             RuntimeIntegration(),
             ContextPackIntegration(),
-            ThinkingPhaseIntegration(thinking_phase, phase_strategy, thinking_provider or provider, counter),
+            ThinkingPhaseIntegration(phase_strategy, thinking_provider or provider, counter) if thinking_phase else None,
             CitationsIntegration(),
             *(as_integration(h) for h in hooks),
-        ]
+        ) if integration is not None]
         self._turn_lock = threading.Lock()
         self.retry = RetryPolicy()  # transient model failures mid-stream (tests swap its wait)
         self._price_memo: tuple[tuple[str | None, str | None], ModelPrice | None] | None = None
@@ -275,8 +276,8 @@ class AgentHarness:
             turn_id = turn_id or uuid.uuid4().hex[:12]
             emit = EventEmitter(session_id=session_id, turn_id=turn_id, event_log=self.event_log,
                                 callbacks=self.callbacks, redact=self.redactor, extra=on_event)
-            turn = Turn(self, session_id, turn_id, history, user_message, emit=emit, cancel=cancel,
-                        persist_history=persist_history, options=options, integrations=self.integrations)
+            turn = Turn(self.turn_setup(), session_id, turn_id, history, user_message, emit=emit, cancel=cancel,
+                        persist_history=persist_history, options=options)
             try:
                 result = turn.run()
             finally:
@@ -285,41 +286,32 @@ class AgentHarness:
             return result
 
     # used by the turn ------------------------------------------------------------------------
-    def offered_tools(self, history: list[dict[str, Any]], user_message: str,
-                      offer: ToolOffer | None = None) -> list[dict[str, Any]]:
-        """The registry's tools offered this turn: without those ``offer`` blocks, and with
-        semantic selection on, the most relevant (``offer.boosts`` rank them; without an
-        offer, as when asked outside a turn, the ``autonomous_research_learner``'s ranking)."""
-        s = self.settings
-        schemas = self.tools.schemas()
-        if offer is None:
-            boosts = [b for b in [tool_boosts_of(self.autonomous_research_learner)] if b is not None]
-        else:
-            if offer.blocked:
-                schemas = [schema for schema in schemas if schema.get("name") not in offer.blocked]
-            boosts = offer.boosts
-        return offered_tools(schemas, history, user_message, semantic=s.enable_semantic_selection,
-                             max_tools=s.max_tools_per_turn, tool_boosts=_merged(boosts))
-
-    def executor_with(self, tools: Sequence[ToolSpec]) -> BoundedToolExecutor:
-        """The harness's executor, or for a turn with its own tools a copy that runs them too."""
-        base = self._executor
-        if not tools:
-            return base
-        registry = base.registry.copy()
-        for spec in tools:
-            registry.register(spec)
-        return BoundedToolExecutor(
-            registry, artifacts=base.artifacts, parallel_enabled=base.parallel_enabled,
-            enable_validation=base.enable_validation, approver=base.approver, output_limit=base.output_limit,
+    def turn_setup(self) -> TurnSetup:
+        """What the next turn takes from this harness (read when it starts)."""
+        system_prompt = self.build_system_prompt()
+        return TurnSetup(
+            settings=self.settings, provider=self.provider, event_log=self.event_log, callbacks=self.callbacks,
+            thinking=self.thinking, reflection=self.reflection_engine, retry=self.retry, redactor=self.redactor,
+            counter=self.counter, context=self.context, context_budget=self.context_budget,
+            system_prompt=system_prompt, provenance=self.prompt_provenance.rendered(system_prompt),
+            run_context=self.run_context_metadata, workspace=self.workspace, executor=self._executor,
+            approval_timeout_s=self.approval_timeout_s, price=self.cost_of, integrations=self.integrations,
         )
+
+    def offered_tools(self, history: list[dict[str, Any]], user_message: str) -> list[dict[str, Any]]:
+        """The registry's tools a turn would offer now (asked outside a turn: ranked by the
+        ``autonomous_research_learner`` when semantic selection picks some)."""
+        s = self.settings
+        boosts = [b for b in [tool_boosts_of(self.autonomous_research_learner)] if b is not None]
+        return offered_tools(self.tools.schemas(), history, user_message, semantic=s.enable_semantic_selection,
+                             max_tools=s.max_tools_per_turn, tool_boosts=boosts)
 
     def context_fitter(self, tool_schemas: list[dict[str, Any]]) -> ContextFitter:
         s = self.settings
         return ContextFitter(
-            counter=self.counter, tracker=self.context, compaction=self.compaction,
-            budget_tokens=self.context_budget, target=s.compaction_target, auto_compact=s.auto_compact,
-            provider=self.provider, tool_schemas=tool_schemas, workspace=self.workspace,
+            counter=self.counter, tracker=self.context, compaction=s.compactor, budget_tokens=self.context_budget,
+            target=s.compaction_target, auto_compact=s.auto_compact, provider=self.provider,
+            tool_schemas=tool_schemas, workspace=self.workspace,
         )
 
     def cost_of(self, usage: Usage, turn_id: str, *, provider: Any = None, thinking_phase: bool = False) -> float | None:
@@ -340,17 +332,3 @@ class AgentHarness:
         price = self._price_memo[1]
         return None if price is None else price.cost(usage)
 
-
-def _merged(boosts: list[Callable[[str], Mapping[str, float]]]) -> Callable[[str], Mapping[str, float]] | None:
-    """One ranking from several (their boosts add up); None without any."""
-    if len(boosts) < 2:
-        return boosts[0] if boosts else None
-
-    def merged(question: str) -> Mapping[str, float]:
-        total: dict[str, float] = {}
-        for boost in boosts:
-            for name, value in boost(question).items():
-                total[name] = total.get(name, 0.0) + value
-        return total
-
-    return merged

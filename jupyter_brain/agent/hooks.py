@@ -23,19 +23,21 @@ recoverable ``ErrorEvent`` and the turn goes on (after the turn: a logged warnin
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .context.layers import ContextLayer
 from .events import ErrorEvent, EventBase
+from .turn_options import TurnOptions
 
 if TYPE_CHECKING:
     from ..providers.base import LLMProvider, ProviderResult
     from .results import ToolCallRecord, TurnResult
     from .tools import ToolSpec
-    from .turn_options import TurnOptions
 
 __all__ = [
     "Answer", "ContextLayer", "HistoryView", "HookDispatcher", "Integration", "ModelRequest", "Sources",
@@ -188,7 +190,12 @@ class TurnHook:
 
 @runtime_checkable
 class Integration(Protocol):
-    """Builds a turn's hook, or None when it has nothing to do in that turn."""
+    """Builds a turn's hook, or None when it has nothing to do in that turn.
+
+    One that only some turns use may also name the ``TurnOptions`` fields that switch it
+    on (``turn_options = ("top_k",)``): in a turn where all of them keep their defaults,
+    ``for_turn`` is not even called.
+    """
 
     def for_turn(self, ctx: TurnContext) -> TurnHook | None: ...
 
@@ -226,6 +233,9 @@ _FAILED = {  # how a failure reads: "<name> failed <this>"
 }
 
 
+_OPTION_DEFAULTS = {f.name: f.default for f in dataclasses.fields(TurnOptions)}
+
+
 def _overrides(hook: TurnHook, point: str) -> bool:
     return getattr(type(hook), point, None) is not getattr(TurnHook, point)
 
@@ -233,8 +243,9 @@ def _overrides(hook: TurnHook, point: str) -> bool:
 class HookDispatcher:
     """Calls a turn's hooks in order at each point, one failure at a time isolated.
 
-    Only the hooks that override a point are called there; with none, ``on_event`` is
-    None so the emitter skips it (a turn without hooks pays nothing per event).
+    Only the hooks that override a point are called there. ``on_event`` is the exception:
+    the emitter calls the hooks' ``on_event`` itself (``event_observers``), so an event goes
+    through no module of the contract, and without such a hook it calls nothing at all.
     """
 
     def __init__(self, integrations: Sequence[Integration], ctx: TurnContext, step: Callable[[], int]) -> None:
@@ -243,12 +254,16 @@ class HookDispatcher:
         self._closed = False  # after TurnEnd: failures are logged, not emitted
         hooks: list[TurnHook] = []
         for integration in integrations:
+            switches = getattr(integration, "turn_options", ())
+            if switches and all(getattr(ctx.options, name) == _OPTION_DEFAULTS[name] for name in switches):
+                continue  # off in this turn
             hook = self._start(integration)
             if hook is not None:
                 hooks.append(hook)
         self.hooks = hooks
         self._at = {point: [h for h in hooks if _overrides(h, point)] for point in POINTS}
-        self.on_event: Callable[[EventBase], None] | None = self._on_event if self._at["on_event"] else None
+        self._observers: dict[Callable[[EventBase], None], TurnHook] = {
+            partial(h.on_event, ctx): h for h in self._at["on_event"]}
 
     # the points ---------------------------------------------------------------------
     def prepare_tools(self, offer: ToolOffer) -> ToolOffer:
@@ -302,9 +317,14 @@ class HookDispatcher:
         for hook in self._at["after_turn"]:
             self._call(hook, "after_turn", None, result)
 
-    def _on_event(self, event: EventBase) -> None:
-        for hook in self._at["on_event"]:
-            self._call(hook, "on_event", None, event)
+    def event_observers(self) -> tuple[Callable[[EventBase], None], ...]:
+        """Each event hook's ``on_event`` with the turn's context, in order (for the emitter)."""
+        return tuple(self._observers)
+
+    def event_failed(self, observer: Callable[[EventBase], None], exc: Exception) -> None:
+        """The emitter left out an observer that raised: report it (once)."""
+        hook = self._observers.pop(observer)
+        self._report(hook.name, hook.logger, "on_event", exc)
 
     # isolation ----------------------------------------------------------------------
     def _call(self, hook: TurnHook, point: str, fallback: Any, *args: Any) -> Any:
@@ -313,8 +333,6 @@ class HookDispatcher:
         except Exception as exc:  # noqa: BLE001 - the one place a hook's failure is isolated
             # Not called at this point again in this turn: one failure, one report.
             self._at[point] = [h for h in self._at[point] if h is not hook]
-            if point == "on_event" and not self._at[point]:
-                self.on_event = None
             self._report(hook.name, hook.logger, point, exc)
             return fallback
 

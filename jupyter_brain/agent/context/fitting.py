@@ -35,19 +35,37 @@ def build_request(messages: list[Message], system_prompt: str,
     return request + messages
 
 
+ToolBoosts = Callable[[str], Mapping[str, float]]
+
+
 def offered_tools(schemas: list[dict[str, Any]], history: list[Message], user_message: str, *,
-                  semantic: bool, max_tools: int,
-                  tool_boosts: Callable[[str], Mapping[str, float]] | None = None) -> list[dict[str, Any]]:
-    """All tool schemas, or with semantic selection on and many tools, the most relevant
-    ones (plus any the conversation already used, and ``read_artifact``); ``tool_boosts``
-    (asked only then, with the user message) ranks tools that helped before higher."""
+                  semantic: bool, max_tools: int, tool_boosts: ToolBoosts | Sequence[ToolBoosts] | None = None,
+                  blocked: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """All tool schemas but the ``blocked`` ones, or with semantic selection on and many
+    tools, the most relevant (plus any the conversation already used, and
+    ``read_artifact``); ``tool_boosts`` (asked only then, with the user message; several
+    add up) ranks tools that helped before higher."""
+    if blocked:
+        schemas = [schema for schema in schemas if schema.get("name") not in blocked]
     if not semantic or len(schemas) <= max_tools:
         return schemas
     used = {c.get("name") for m in history for c in (m.get("tool_calls") or [])}
     recent = " ".join(str(m.get("content", "")) for m in history[-4:] if m.get("role") in ("user", "assistant"))
-    boosts = tool_boosts(user_message) if tool_boosts is not None else None
+    boosts = _boosts(tool_boosts, user_message)
     return select_tools(schemas, f"{user_message} {recent}", max_tools, always={*used, "read_artifact"},
                         boosts=boosts)
+
+
+def _boosts(tool_boosts: ToolBoosts | Sequence[ToolBoosts] | None, question: str) -> Mapping[str, float] | None:
+    if tool_boosts is None or callable(tool_boosts):
+        return None if tool_boosts is None else tool_boosts(question)
+    if not tool_boosts:
+        return None
+    total: dict[str, float] = {}
+    for boost in tool_boosts:
+        for name, value in boost(question).items():
+            total[name] = total.get(name, 0.0) + value
+    return total
 
 
 # Tool schemas built by ``ToolSpec.schema()`` (name, description, the spec's input schema,

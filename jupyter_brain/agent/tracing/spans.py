@@ -22,6 +22,7 @@ from opentelemetry.context import Context
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from ...providers.chain import split_provider_label
+from ..hooks import ModelRequest, TurnContext, TurnHook
 from .attributes import PREFIX, Redact, clean, provenance_attributes, run_context_attributes
 
 log = logging.getLogger("jupyter_brain.tracing")
@@ -38,8 +39,9 @@ def _ns(ts: float) -> int:
     return int(ts * 1_000_000_000)
 
 
-class TurnTracer:
-    """Consumes one turn's events (``on_event``) and the model-call mark (``mark``).
+class TurnTracer(TurnHook):
+    """Consumes one turn's events (``on_event``) and the model-call mark (``mark``); a
+    ``TurnHook`` (the tracing integration's), so each event comes here directly.
 
     Never raises: a failure is logged once and ends the tracing of this turn only.
     """
@@ -65,8 +67,11 @@ class TurnTracer:
         self.error: str | None = None
         self.failed = False
 
+    name = "tracing"
+    logger = "jupyter_brain.tracing"
+
     # inputs --------------------------------------------------------------------------
-    def on_event(self, event: Any) -> None:
+    def on_event(self, ctx: TurnContext | None, event: Any) -> None:
         if self.failed:
             return
         ns = _ns(event.ts)
@@ -74,6 +79,10 @@ class TurnTracer:
         if handler is not None and (self.turn is not None or handler is TurnTracer._turn_start):
             self._guarded(handler, event, ns)
         self.last_ns = max(self.last_ns, ns)
+
+    def before_model_call(self, ctx: TurnContext, request: ModelRequest) -> ModelRequest:
+        self.mark("llm", request.step)  # the call (this attempt) begins: its span's start
+        return request
 
     def mark(self, name: str, step: int) -> None:
         """A moment no event marks: ``"llm"``, a model call begins now."""

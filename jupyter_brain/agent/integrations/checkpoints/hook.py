@@ -6,18 +6,18 @@ files each snapshot under the turn this hook began when the turn started.
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from ...hooks import TurnContext, TurnHook
 
 
+@dataclass(frozen=True)
 class CheckpointsIntegration:
     """``AgentHarness(checkpoint_store=...)``; off without a store."""
 
-    name = "checkpoints"
-
-    def __init__(self, store: Any) -> None:
-        self.store = store  # a CheckpointStore (anything with begin_turn(session_id, turn_id))
+    name: ClassVar[str] = "checkpoints"
+    store: Any  # a CheckpointStore (anything with begin_turn(session_id, turn_id))
 
     def for_turn(self, ctx: TurnContext) -> TurnHook | None:
         return None if self.store is None else CheckpointsHook(self.store)

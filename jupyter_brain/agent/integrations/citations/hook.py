@@ -5,6 +5,7 @@ with one ``Citations`` event."""
 from __future__ import annotations
 
 import dataclasses
+from typing import ClassVar
 
 from ...citations import local_citations, sources_markdown
 from ...events import Citations
@@ -14,7 +15,8 @@ from ...hooks import Answer, TurnContext, TurnHook
 class CitationsIntegration:
     """Active in the turns run with ``show_citations=True``."""
 
-    name = "citations"
+    name: ClassVar[str] = "citations"
+    turn_options: ClassVar[tuple[str, ...]] = ("show_citations",)  # off: for_turn is not called
 
     def for_turn(self, ctx: TurnContext) -> TurnHook | None:
         return CitationsHook() if ctx.options.show_citations else None

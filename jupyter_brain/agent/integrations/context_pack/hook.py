@@ -8,6 +8,8 @@ and what the citations read). A failure to index is the dispatcher's recoverable
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from ...context.layers import ContextLayer
 from ...context_pack.pack import build_context_pack
 from ...events import ContextPackEvent
@@ -17,7 +19,8 @@ from ...hooks import TurnContext, TurnHook
 class ContextPackIntegration:
     """Active in the turns run with ``top_k`` > 0."""
 
-    name = "context_pack"
+    name: ClassVar[str] = "context_pack"
+    turn_options: ClassVar[tuple[str, ...]] = ("top_k",)  # off: for_turn is not called
 
     def for_turn(self, ctx: TurnContext) -> TurnHook | None:
         return ContextPackHook() if ctx.options.top_k > 0 else None

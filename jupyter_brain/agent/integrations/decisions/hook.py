@@ -8,7 +8,8 @@ those that helped on similar questions.
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from ...decisions.base import AutonomousResearchLearner, RuntimeDecisionStore
 from ...decisions.record import decision_record
@@ -19,13 +20,12 @@ from ...results import TurnResult
 LOGGER = "jupyter_brain.decisions"
 
 
+@dataclass(frozen=True)
 class DecisionRecording:
     """``AgentHarness(decision_store=...)``: one record per turn; off without a store."""
 
-    name = "decision store"
-
-    def __init__(self, store: RuntimeDecisionStore | None) -> None:
-        self.store = store
+    name: ClassVar[str] = "decision store"
+    store: RuntimeDecisionStore | None
 
     def for_turn(self, ctx: TurnContext) -> TurnHook | None:
         return None if self.store is None else DecisionRecordingHook(self.store)
@@ -47,13 +47,12 @@ class DecisionRecordingHook(TurnHook):
         ))
 
 
+@dataclass(frozen=True)
 class ToolLearning:
     """``AgentHarness(autonomous_research_learner=...)``; off without a learner."""
 
-    name = "learner"
-
-    def __init__(self, learner: AutonomousResearchLearner | Any | None) -> None:
-        self.learner = learner
+    name: ClassVar[str] = "learner"
+    learner: AutonomousResearchLearner | Any | None
 
     def for_turn(self, ctx: TurnContext) -> TurnHook | None:
         return None if self.learner is None else ToolLearningHook(self.learner)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from ...context.layers import ContextLayer
 from ...events import MemoryRecall
@@ -24,14 +25,13 @@ LOGGER = "jupyter_brain.memory"
 log = logging.getLogger(LOGGER)
 
 
+@dataclass(frozen=True)
 class MemoryIntegration:
     """``AgentHarness(memory_retriever=..., memory_extractor=...)``; off without either."""
 
-    name = "memory"
-
-    def __init__(self, retriever: MemoryRetriever | None, extractor: MemoryExtractor | None) -> None:
-        self.retriever = retriever
-        self.extractor = extractor
+    name: ClassVar[str] = "memory"
+    retriever: MemoryRetriever | None
+    extractor: MemoryExtractor | None
 
     def for_turn(self, ctx: TurnContext) -> TurnHook | None:
         if self.retriever is None and self.extractor is None:

@@ -4,6 +4,8 @@ Their text is ``agent/runtime_context.py``'s."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from ...context.layers import ContextLayer
 from ...hooks import TurnContext, TurnHook
 from ...runtime_context import runtime_text, skill_text
@@ -12,7 +14,8 @@ from ...runtime_context import runtime_text, skill_text
 class RuntimeIntegration:
     """Active in the turns that name a provider, a model or a skill."""
 
-    name = "runtime"
+    name: ClassVar[str] = "runtime"
+    turn_options: ClassVar[tuple[str, ...]] = ("runtime_provider", "runtime_model", "skill_context")  # off: for_turn is not called
 
     def for_turn(self, ctx: TurnContext) -> TurnHook | None:
         options = ctx.options

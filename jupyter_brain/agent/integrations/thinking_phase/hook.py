@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from ....foundation.tokens import TokenCounter
 from ....providers.base import Usage
@@ -21,6 +22,7 @@ from ...thinking_phase.processor import ThinkingProcessor
 Message = dict[str, Any]
 
 
+@dataclass(frozen=True)
 class ThinkingPhaseIntegration:
     """``AgentHarness(thinking_phase=True, thinking_strategy=..., thinking_provider=...)``.
 
@@ -28,17 +30,12 @@ class ThinkingPhaseIntegration:
     calls none); each turn gets a fresh processor and fresh totals.
     """
 
-    name = "thinking_phase"
-
-    def __init__(self, enabled: bool, strategy: CompactionStrategy, provider: Any, counter: TokenCounter) -> None:
-        self.enabled = enabled
-        self.strategy = strategy
-        self.provider = provider
-        self.counter = counter
+    name: ClassVar[str] = "thinking_phase"
+    strategy: CompactionStrategy
+    provider: Any
+    counter: TokenCounter
 
     def for_turn(self, ctx: TurnContext) -> TurnHook | None:
-        if not self.enabled:
-            return None
         processor = ThinkingProcessor(self.strategy, provider=self.provider, counter=self.counter)
         return ThinkingPhaseHook(processor, self.provider)
 

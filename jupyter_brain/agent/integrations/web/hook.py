@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ....providers.base import ProviderResult, ServerToolUse
 from ....providers.capabilities import server_web_search
@@ -31,14 +32,14 @@ SERVER_MAX_USES = 5  # searches the provider may run per model call
 SEARCH_TIMEOUT_S = 60.0
 
 
+@dataclass(frozen=True)
 class WebIntegration:
     """``AgentHarness(web_search=fn)``; active in the turns run with ``web_mode="on"``."""
 
-    name = "web_search"
-
-    def __init__(self, search: Callable[..., Any] | None, artifacts_root: Path | None) -> None:
-        self.search = search
-        self.artifacts_root = artifacts_root  # fetched pages go to <artifacts>/web
+    name: ClassVar[str] = "web_search"
+    turn_options: ClassVar[tuple[str, ...]] = ("web_mode",)  # off: for_turn is not called
+    search: Callable[..., Any] | None
+    artifacts_root: Path | None  # fetched pages go to <artifacts>/web
 
     def for_turn(self, ctx: TurnContext) -> TurnHook | None:
         if ctx.options.web_mode != "on":

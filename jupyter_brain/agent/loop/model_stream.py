@@ -9,13 +9,16 @@ never an exception with data attached.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..providers.base import LLMProvider, ProviderError, ProviderResult, close_stream
-from .callbacks import AgentCallbacks
-from .events import (
+from ...providers.base import LLMProvider, ProviderError, ProviderResult, close_stream
+from ...providers.capabilities import ReportsFallbacks
+from ..budget import TurnBudget
+from ..callbacks import AgentCallbacks
+from ..events import (
     StrategyStepEvent,
     TextDelta,
     ThinkingDelta,
@@ -23,8 +26,8 @@ from .events import (
     ToolCallArgsDelta,
     ToolCallStart,
 )
+from ..strategies import ReasoningStrategy
 from .fallbacks import reporting_fallbacks
-from .strategies import ReasoningStrategy
 
 Emit = Callable[[Any], None]
 
@@ -73,13 +76,16 @@ class ModelCall:
     strategy: StrategyFeed
     timeout_s: float
     thinking_budget: int
-    stop: Callable[[], bool]  # a cancel or the deadline: end the stream early
+    cancel: threading.Event | None  # with the budget's deadline: end the stream early
+    budget: TurnBudget
     announced: set[str]  # tool call ids whose ToolCallStart was emitted (the tool step skips them)
     received: int = 0  # stream events yielded so far (a failure after the first is mid-stream)
 
     def run(self, stream: bool) -> ModelOutcome:
-        with reporting_fallbacks(self.provider, self.emit, self.step):  # a provider chain's switches
-            return self._stream() if stream else self._whole()
+        if isinstance(self.provider, ReportsFallbacks):  # a provider chain: its switches become events
+            with reporting_fallbacks(self.provider, self.emit, self.step):
+                return self._stream() if stream else self._whole()
+        return self._stream() if stream else self._whole()
 
     def _whole(self) -> ModelOutcome:
         result = self.provider.generate(self.request, self.tool_schemas, timeout_s=self.timeout_s,
@@ -103,13 +109,14 @@ class ModelCall:
     def _stream(self) -> ModelOutcome:
         events = self.provider.generate_stream(self.request, self.tool_schemas, timeout_s=self.timeout_s,
                                                thinking_budget=self.thinking_budget)
-        step, emit = self.step, self.emit
+        step, emit, cancel, budget = self.step, self.emit, self.cancel, self.budget
+        on_chunk = self.callbacks.fire if self.callbacks.wants("on_stream_chunk") else None
         partial: list[str] = []
         thinking_open = False
         try:
             for ev in events:
                 self.received += 1
-                if self.stop():
+                if (cancel is not None and cancel.is_set()) or budget.is_expired():
                     if thinking_open:
                         emit(ThinkingEnd(step=step))
                     self.strategy.feed("", final=True)
@@ -121,7 +128,8 @@ class ModelCall:
                         thinking_open = False
                     partial.append(ev.text)
                     emit(TextDelta(step=step, text=ev.text))
-                    self.callbacks.fire("on_stream_chunk", ev.text)
+                    if on_chunk is not None:
+                        on_chunk("on_stream_chunk", ev.text)
                     self.strategy.feed(ev.text)
                 elif kind == "thinking":
                     thinking_open = True

@@ -12,15 +12,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..providers.base import ToolCall
-from .budget import TurnBudget
-from .callbacks import AgentCallbacks
-from .events import ApprovalDecision, ApprovalRequest, ToolCallArgs, ToolCallEnd, ToolCallStart
-from .executor import Approval, BoundedToolExecutor, ToolOutcome, ToolTurnState
-from .images import view_images
-from .results import ToolCallRecord
-from .thinking import ThinkingManager
-from .tools import ToolSpec
+from ...providers.base import ToolCall
+from ..budget import TurnBudget
+from ..callbacks import AgentCallbacks
+from ..events import ApprovalDecision, ApprovalRequest, ToolCallArgs, ToolCallEnd, ToolCallStart
+from ..executor import Approval, BoundedToolExecutor, ToolOutcome, ToolTurnState
+from ..images import view_images
+from ..results import ToolCallRecord
+from ..thinking import ThinkingManager
+from ..tools import ToolSpec
 
 Emit = Callable[[Any], None]
 

@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .callbacks import AgentCallbacks
-from .events import ErrorEvent, EventBase, EventLog
-from .redact import redact_value
-
-if TYPE_CHECKING:
-    from .tracing.spans import TurnTracer
+from ..callbacks import AgentCallbacks
+from ..events import ErrorEvent, EventBase, EventLog
+from ..redact import redact_value
 
 log = logging.getLogger("jupyter_brain.harness")
+
+Observer = Callable[[EventBase], None]
 
 _NOT_REDACTED = frozenset({"session_id", "turn_id", "seq", "ts", "type", "step", "call_id"})
 
@@ -27,14 +26,17 @@ class EventEmitter:
 
     def __init__(self, *, session_id: str, turn_id: str, event_log: EventLog | None,
                  callbacks: AgentCallbacks, redact: Callable[[str], str] | None,
-                 extra: Callable[[Any], Any] | None, tracer: TurnTracer | None = None) -> None:
+                 extra: Callable[[Any], Any] | None) -> None:
         self.log = event_log
         self.callbacks = callbacks
         self.session_id = session_id
         self.turn_id = turn_id
         self.extra = extra
-        self.tracer = tracer  # OpenTelemetry spans (agent/tracing); None when tracing is off
-        self.observer: Callable[[EventBase], None] | None = None  # the turn's hooks (HookDispatcher.on_event)
+        self._fire = callbacks.fire if callbacks.wants("on_event") else None
+        # The hooks' on_event (HookDispatcher.event_observers), called from here so an event
+        # passes through nothing more; a failure is dropped and handed to ``observer_failed``.
+        self.observers: tuple[Observer, ...] = ()
+        self.observer_failed: Callable[[Observer, Exception], None] | None = None
         self.redact = redact
         self.seq = 0
         self.closing = False  # the turn is ending: a Ctrl-C from a callback cannot stop it any more
@@ -50,11 +52,15 @@ class EventEmitter:
                 self.log.append(event)
             except Exception as exc:  # noqa: BLE001 - a full disk must not kill the turn
                 log.error("event log write failed: %s", exc)
-        if self.tracer is not None:
-            self.tracer.on_event(event)  # never raises
-        if self.observer is not None:
-            self.observer(event)  # isolated by the dispatcher
-        self.callbacks.fire("on_event", event)
+        for observe in self.observers:
+            try:
+                observe(event)
+            except Exception as exc:  # noqa: BLE001 - reported once by the dispatcher, then left out
+                self.observers = tuple(o for o in self.observers if o is not observe)
+                if self.observer_failed is not None:
+                    self.observer_failed(observe, exc)
+        if self._fire is not None:
+            self._fire("on_event", event)
         if self.extra is not None:
             try:
                 self.extra(event)
@@ -63,12 +69,6 @@ class EventEmitter:
                     raise
             except Exception:  # a view bug must not end the turn
                 log.exception("on_event callback failed")
-
-    def mark(self, name: str, step: int) -> None:
-        """A moment no event marks, for the tracer's span times (``"llm"``: a model call
-        begins now); not an event, so nothing is logged or shown."""
-        if self.tracer is not None:
-            self.tracer.mark(name, step)
 
 
 def redact_fields(event: EventBase, redact: Callable[[str], str]) -> None:

@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
-from ..providers.capabilities import ReportsFallbacks
-from ..providers.chain import FallbackNotice, provider_label
-from .events import ProviderFallback
+from ...providers.capabilities import ReportsFallbacks
+from ...providers.chain import FallbackNotice, provider_label
+from ..events import ProviderFallback
 
 __all__ = ["answered_by", "reporting_fallbacks"]
 

@@ -1,26 +1,29 @@
 """Turn: one user message answered — its state, its steps, and how it ends.
 
 The loop is bounded by ``max_steps`` model calls and a ``timeout_s`` deadline. Each step
-fits the request into the context budget, calls the model (``model_stream``), runs the
-tools it asked for (``tool_step``) and may reflect. Whatever ends the turn (an answer,
-a limit, a provider error, a cancel or Ctrl-C), ``finish`` leaves a history that is valid
-to continue from: every tool call has its result and the last message is the assistant's.
+fits the request into the context budget, calls the model (``model_stream``, tried again
+by ``retry``), runs the tools it asked for (``tool_step``) and may reflect. Whatever ends
+the turn (an answer, a limit, a provider error, a cancel or Ctrl-C), ``_finish`` leaves a
+history that is valid to continue from: every tool call has its result and the last
+message is the assistant's.
+
+The hooks (``agent/hooks.py``) are called at their fixed points, through one dispatcher;
+the loop knows no integration by name, and takes everything else from its ``TurnSetup``.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..providers.base import ProviderError, ProviderResult, Usage
-from ..providers.capabilities import has_native_thinking
-from .budget import TurnBudget
-from .context.fitting import ContextFitter
-from .context.summary import summary_request
-from .emitter import EventEmitter
-from .events import (
+from ...providers.base import ProviderError, ProviderResult, Usage
+from ...providers.capabilities import has_native_thinking
+from ...providers.chain import provider_label
+from ..budget import TurnBudget
+from ..context.fitting import ContextFitter, offered_tools
+from ..context.summary import summary_request
+from ..events import (
     ErrorEvent,
     ReflectionEvent,
     StepEnd,
@@ -31,43 +34,40 @@ from .events import (
     TurnStatus,
     UsageEvent,
 )
-from .executor import ToolTurnState
-from .fallbacks import answered_by
-from .history import answer_unanswered_calls
-from .hooks import Answer, HistoryView, HookDispatcher, Integration, ModelRequest, Sources, ToolOffer, TurnContext
+from ..executor import ToolTurnState
+from ..history import answer_unanswered_calls
+from ..hooks import Answer, HistoryView, HookDispatcher, ModelRequest, Sources, ToolOffer, TurnContext
+from ..redact import Redactor
+from ..reflection import ReflectionResult
+from ..request_snapshot import RequestCapture
+from ..results import StepRecord, ToolCallRecord, TurnResult
+from ..turn_options import TurnOptions
+from .emitter import EventEmitter
+from .ending import INTERRUPTED_TOOL_NOTE, explain_stop, join, refusal_answer
 from .model_stream import ModelCall, ModelOutcome, StrategyFeed
-from .redact import Redactor
-from .reflection import ReflectionResult
-from .request_snapshot import RequestCapture
-from .results import StepRecord, ToolCallRecord, TurnResult
 from .retry import call_with_retries
+from .setup import TurnSetup
 from .tool_step import ToolStep
-from .turn_options import TurnOptions
-
-if TYPE_CHECKING:
-    from .harness import AgentHarness
 
 Message = dict[str, Any]
-
-INTERRUPTED_TOOL_NOTE = "[not run: the turn was interrupted before this tool finished]"
 
 
 class Turn:
     """The state of one running turn. ``run`` drives it; the harness only builds it."""
 
-    def __init__(self, harness: AgentHarness, session_id: str, turn_id: str, history: list[Message],
+    def __init__(self, setup: TurnSetup, session_id: str, turn_id: str, history: list[Message],
                  user_message: str, *, emit: EventEmitter, cancel: threading.Event | None,
-                 persist_history: bool, options: TurnOptions | None = None,
-                 integrations: Sequence[Integration] = ()) -> None:
-        self.harness = harness
-        self.settings = harness.settings
+                 persist_history: bool, options: TurnOptions | None = None) -> None:
+        self.setup = setup
+        self.settings = setup.settings
+        self.provider = setup.provider
         self.session_id = session_id
         self.turn_id = turn_id
         self.emit = emit
         self.cancel = cancel
-        self.history_log = harness.event_log if persist_history else None  # None: history not stored
+        self.history_log = setup.event_log if persist_history else None  # None: history not stored
         self.budget = TurnBudget(self.settings.timeout_s, self.settings.max_steps, self.settings.max_reflections)
-        self.thinking = harness.thinking
+        self.thinking = setup.thinking
         self.user_message = user_message
         self.options = options or TurnOptions()
         self.user_msg: Message = {"role": "user", "content": user_message}  # compaction never drops it
@@ -89,30 +89,38 @@ class Turn:
         self.stub_reflections: set[str] = set()
         self.announced: set[str] = set()  # tool call ids whose ToolCallStart was emitted
         self.tool_state = ToolTurnState()
-        self.native_thinking = has_native_thinking(harness.provider)  # fixed for the turn
-        self.system_prompt = harness.build_system_prompt()
-        self.provenance = harness.prompt_provenance.rendered(self.system_prompt)
-        self.sources = Sources()
-        self.ctx = self._context()
-        self.hooks = HookDispatcher(integrations, self.ctx, lambda: self.step)
-        emit.observer = self.hooks.on_event  # None without a hook that watches events
-        offer = self.hooks.prepare_tools(ToolOffer(registry=frozenset(harness.tools.names())))
-        self.tool_state.blocked.update(offer.blocked)  # called anyway: refused by the executor
-        self.tool_schemas = [  # fixed for the turn
-            *harness.offered_tools(history, user_message, offer),
-            *(spec.schema() for spec in offer.tools), *offer.schemas,
-        ]
-        self.ctx.tools_offered[:] = [str(s.get("name", "")) for s in self.tool_schemas]
+        self.native_thinking = has_native_thinking(setup.provider)  # fixed for the turn
+        self.system_prompt = setup.system_prompt
+        self.provenance = setup.provenance
         self.providers_used: list[str] = []
         self.last_request: list[Message] = []  # the last request built (for %agent inspect)
-        self.fitter: ContextFitter = harness.context_fitter(self.tool_schemas)
-        self.tools = ToolStep(harness.executor_with(offer.tools), self.tool_state, self.tool_calls, self.announced,
-                              self.thinking, harness.callbacks, emit, harness.approval_timeout_s)
+        # The hooks: one dispatcher, the turn's data and services as their context.
+        self.sources = Sources()
+        self.ctx = self._context()
+        self.hooks = HookDispatcher(setup.integrations, self.ctx, lambda: self.step)
+        emit.observers, emit.observer_failed = self.hooks.event_observers(), self.hooks.event_failed
+        # The tools, fixed for the turn.
+        s, executor = self.settings, setup.executor
+        offer = self.hooks.prepare_tools(ToolOffer(registry=frozenset(executor.registry.names())))
+        self.tool_state.blocked.update(offer.blocked)  # called anyway: refused by the executor
+        self.tool_schemas = [
+            *offered_tools(executor.registry.schemas(), history, user_message, semantic=s.enable_semantic_selection,
+                           max_tools=s.max_tools_per_turn, tool_boosts=offer.boosts, blocked=offer.blocked),
+            *(spec.schema() for spec in offer.tools), *offer.schemas,  # the turn's own, after the registry's
+        ]
+        self.ctx.tools_offered[:] = [str(schema.get("name", "")) for schema in self.tool_schemas]
+        self.fitter = ContextFitter(
+            counter=setup.counter, tracker=setup.context, compaction=s.compactor, budget_tokens=setup.context_budget,
+            target=s.compaction_target, auto_compact=s.auto_compact, provider=setup.provider,
+            tool_schemas=self.tool_schemas, workspace=setup.workspace,
+        )
+        self.tools = ToolStep(executor.with_tools(offer.tools), self.tool_state, self.tool_calls, self.announced,
+                              self.thinking, setup.callbacks, emit, setup.approval_timeout_s)
 
     def _context(self) -> TurnContext:
         """What the hooks see of this turn: its facts and a few services, never the turn."""
-        harness, s = self.harness, self.settings
-        provider = harness.provider
+        setup, s = self.setup, self.settings
+        provider = setup.provider
         strategy = s.reasoning_strategy
         return TurnContext(
             session_id=self.session_id, turn_id=self.turn_id, user_message=self.user_message,
@@ -120,8 +128,8 @@ class Turn:
             model=str(getattr(provider, "model", "") or ""), agent_id=s.agent_id,
             working_directory=s.working_directory, think_level=s.level.value,
             strategy=strategy.name if strategy is not None else None, max_steps=s.max_steps,
-            timeout_s=s.timeout_s, run_context=dict(harness.run_context_metadata),
-            prompt=self.provenance.as_dict(), workspace=harness.workspace, sources=self.sources,
+            timeout_s=s.timeout_s, run_context=dict(setup.run_context),
+            prompt=self.provenance.as_dict(), workspace=setup.workspace, sources=self.sources,
             tools_offered=[], emit=self.emit, charge_usage=self._charge_usage, record=self._record,
             time_left=self.budget.remaining_s, redact=self._clean, add_tool_call=self.tool_calls.append,
         )
@@ -147,14 +155,14 @@ class Turn:
         return self._finish(time.perf_counter() - started)
 
     def _announce(self) -> None:
-        s, provider = self.settings, self.harness.provider
+        s, provider = self.settings, self.provider
         strategy = s.reasoning_strategy
         self.emit(TurnStart(
             user_message=self.user_message, provider=getattr(provider, "name", ""),
             model=getattr(provider, "model", "") or "", think_level=s.level.value,
             strategy=strategy.name if strategy else None, max_steps=s.max_steps, timeout_s=s.timeout_s,
             reflect_every=s.reflect_every, prompt=self.provenance.as_dict() or None,
-            run_context=self.harness.run_context_metadata or None,
+            run_context=self.setup.run_context or None,
         ))
 
     def _cancelled(self) -> bool:
@@ -173,7 +181,7 @@ class Turn:
             return False
         step = self.step = self.budget.steps
         self.emit(StepStart(step=step))
-        self.harness.callbacks.fire("on_step", step)
+        self.setup.callbacks.fire("on_step", step)
         rewritten = self.hooks.process_history(
             HistoryView(self.messages, step, self._index_of_prompt(len(self.messages) - 1)))
         if rewritten is not None:
@@ -187,7 +195,7 @@ class Turn:
             return False
         result = outcome.result
         if result.stop_reason == "refusal":
-            self.status, result = "refused", _refusal_answer(result)
+            self.status, result = "refused", refusal_answer(result)
         result = self.hooks.after_model_call(step, result)
         self.messages.append(result.to_message())
         self._record_step(result, step)
@@ -238,23 +246,21 @@ class Turn:
     def _call_model(self, request: list[Message], step: int) -> ModelOutcome:
         """The step's model call, tried again after a transient failure (``retry.py``)."""
         return call_with_retries(
-            lambda: self._model_call(request, step), self.harness.retry, step=step, emit=self.emit,
+            lambda: self._model_call(request, step), self.setup.retry, step=step, emit=self.emit,
             stream=self.settings.stream, cancel=self.cancel, remaining_s=self.budget.remaining_s,
             strategy_steps=self.strategy_steps, announced=self.announced,
         )
 
     def _model_call(self, request: list[Message], step: int) -> ModelCall:
-        self.emit.mark("llm", step)  # the call (this attempt) begins: its span's start
-        call = self.hooks.before_model_call(ModelRequest(step, request, self.tool_schemas))
-        provider = self.harness.provider
+        call = self.hooks.before_model_call(ModelRequest(step, request, self.tool_schemas))  # each attempt
         native = self.native_thinking
         return ModelCall(
-            provider=provider, request=call.messages, tool_schemas=call.tool_schemas, step=step, emit=self.emit,
-            callbacks=self.harness.callbacks,
+            provider=self.provider, request=call.messages, tool_schemas=call.tool_schemas, step=step,
+            emit=self.emit, callbacks=self.setup.callbacks,
             strategy=StrategyFeed(self.settings.reasoning_strategy, self.strategy_steps, step, self.emit),
             timeout_s=max(1.0, self.budget.remaining_s()),
             thinking_budget=self.settings.level.token_budget if native else 0,
-            stop=lambda: self._cancelled() or self.budget.is_expired(),
+            cancel=self.cancel, budget=self.budget,
             announced=self.announced,
         )
 
@@ -270,7 +276,7 @@ class Turn:
             self.fitter.observe(usage.total_input_tokens)
         fields = {name: getattr(usage, name) for name in self.totals}  # Usage's fields, read once
         cost = self._add_usage(usage, fields)  # priced as the provider that answered (a chain's active member)
-        self.providers_used.append(answered_by(self.harness.provider))
+        self.providers_used.append(provider_label(self.provider))  # who answered: a chain's active member
         self.steps.append(StepRecord(
             step=step, text=result.text, thinking="\n\n".join(b.text for b in result.thinking),
             tool_calls=[c.id for c in result.tool_calls], stop_reason=result.stop_reason, **fields,
@@ -286,27 +292,27 @@ class Turn:
             totals[name] += fields[name] if fields is not None else getattr(usage, name)
         if getattr(usage, "estimated", False):
             self.usage_estimated = True
-        cost = self.harness.cost_of(usage, self.turn_id)
+        cost = self.setup.price(usage, self.turn_id)
         self.cost = None if (cost is None or self.cost is None) else self.cost + cost
         return cost
 
     def _charge_usage(self, usage: Usage, *, provider: Any = None, thinking_phase: bool = False) -> float | None:
         """A hook's model call: priced and recorded on the session's costs; while the turn
         runs, its cost is the turn's too (not its tokens: those count the main calls)."""
-        cost = self.harness.cost_of(usage, self.turn_id, provider=provider, thinking_phase=thinking_phase)
+        cost = self.setup.price(usage, self.turn_id, provider=provider, thinking_phase=thinking_phase)
         if not self.emit.closing:
             self.cost = None if (cost is None or self.cost is None) else self.cost + cost
         return cost
 
     def _record(self, kind: str, data: dict[str, Any]) -> None:
         """A hook's record beside the event log (none without a log)."""
-        if self.harness.event_log is not None:
-            self.harness.event_log.add_record(kind, data, session_id=self.session_id)
+        if self.setup.event_log is not None:
+            self.setup.event_log.add_record(kind, data, session_id=self.session_id)
 
     def _summarize(self, old: list[Message]) -> str:
         """The compaction summary, written by the turn's own model (its cost is the turn's)."""
         timeout = max(1.0, min(60.0, self.budget.remaining_s()))
-        result = self.harness.provider.generate(summary_request(old), [], timeout_s=timeout)
+        result = self.provider.generate(summary_request(old), [], timeout_s=timeout)
         self._add_usage(result.usage)
         if not result.text.strip():
             raise ValueError("the model returned an empty summary")
@@ -316,7 +322,7 @@ class Turn:
         trigger = self.thinking.reflection_trigger()
         if trigger is None:
             return
-        result = self.harness.reflection_engine.reflect(self.messages, self.tool_state.results, self.budget)
+        result = self.setup.reflection.reflect(self.messages, self.tool_state.results, self.budget)
         result.trigger = trigger
         skipped = result.reflection.startswith("[") and result.reflection.endswith("]")
         if skipped:
@@ -343,11 +349,11 @@ class Turn:
             emit(ToolCallEnd(step=self.step, call_id=call["id"], name=call["name"], status="interrupted",
                              error="the turn ended before this tool finished"))
         if self.status not in ("completed", "refused"):  # a refusal is its own answer
-            self.final_text = self._explain_stop()
+            self.final_text = explain_stop(self.status, self.settings, self._clean(self.error or "unknown error"))
             # Join an unfinished answer, unless it is already in the log (then add a message).
             last = messages[-1]
             if len(messages) > self.persisted and last.get("role") == "assistant" and not last.get("tool_calls"):
-                messages[-1] = {**last, "content": _join(last.get("content", ""), self.final_text)}
+                messages[-1] = {**last, "content": join(last.get("content", ""), self.final_text)}
             else:
                 messages.append({"role": "assistant", "content": self.final_text})
         if self.history_log is not None:
@@ -380,37 +386,15 @@ class Turn:
         """The last request, kept by reference for ``TurnResult.request_snapshot()``."""
         if not self.last_request:
             return None
-        provider = self.harness.provider
+        provider = self.provider
         return RequestCapture(
-            self.last_request, self.tool_schemas, self.harness.counter, self.harness.redactor or Redactor(),
+            self.last_request, self.tool_schemas, self.setup.counter, self.setup.redactor or Redactor(),
             self.session_id, self.turn_id, self.step, getattr(provider, "name", "") or "",
             getattr(provider, "model", "") or "",
         )
 
-    def _explain_stop(self) -> str:
-        """The explicit final message of a turn that did not end with an answer."""
-        s = self.settings
-        if self.status == "max_steps":
-            why = (f"I stopped after {s.max_steps} steps, the step limit for this turn, before reaching a "
-                   "final answer. The history is kept: continue in a new cell, or allow more steps "
-                   "(--max-steps).")
-        elif self.status == "timeout":
-            why = (f"I stopped because the turn reached its {s.timeout_s:g}s time limit before a final "
-                   "answer. The history is kept: continue in a new cell, or allow more time (--timeout).")
-        elif self.status == "strategy_limit":
-            strategy = s.reasoning_strategy
-            name = strategy.name if strategy else "strategy"
-            why = (f"I stopped because the {name} strategy reached its own step or reflection limit. "
-                   "The history is kept: continue in a new cell.")
-        elif self.status == "interrupted":
-            why = "The turn was interrupted. The history is kept and the session is ready for the next cell."
-        else:
-            why = (f"The turn stopped because of an error: {self._clean(self.error or 'unknown error')}. "
-                   "The history is kept and the session is ready for the next cell.")
-        return f"[{why}]"
-
     def _clean(self, text: str) -> str:
-        redactor = self.harness.redactor
+        redactor = self.setup.redactor
         return redactor(text) if redactor is not None else Redactor()(text)
 
     def _index_of_prompt(self, default: int) -> int:
@@ -427,18 +411,3 @@ class Turn:
                 self._prompt_at = i
                 return i
         return min(default, len(messages))
-
-
-REFUSAL_NOTE = "The model declined to answer."
-
-
-def _refusal_answer(result: ProviderResult) -> ProviderResult:
-    """A refusal as the turn's answer: its reason (or a short note) after what streamed;
-    no tool calls (none runs on a refusal), so the history ends with this message."""
-    reason = (result.refusal or "").strip() or REFUSAL_NOTE
-    text = result.text if reason in result.text else _join(result.text.strip(), reason)
-    return result.model_copy(update={"text": text, "tool_calls": [], "refusal": reason})
-
-
-def _join(a: str, b: str) -> str:
-    return f"{a}\n\n{b}" if a else b
