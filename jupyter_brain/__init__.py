@@ -10,7 +10,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-__version__ = "0.1.0"
+from .foundation.version import __version__ as __version__
 
 _PUBLIC = {
     "AgentHarness": "jupyter_brain.agent.harness",

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from .reflection import ReflectionResult
+
+class Reflection(Protocol):
+    """What the manager keeps of a reflection (a ``ReflectionResult``; ``reflection.py``
+    uses the manager, so the manager names only this much of it)."""
+
+    reflection: str
 
 
 class ThinkLevel(Enum):
@@ -70,7 +74,7 @@ class ThinkingManager:
         self._turn_count = 0
         self._step_count = 0
         self._tool_errors: list[str] = []
-        self._last_reflection: ReflectionResult | None = None
+        self._last_reflection: Reflection | None = None
         self._last_reflected_step = 0
         self._uncertain = False
 
@@ -91,7 +95,7 @@ class ThinkingManager:
     def on_tool_error(self, error: str) -> None:
         self._tool_errors.append(str(error))
 
-    def record_reflection(self, result: ReflectionResult) -> None:
+    def record_reflection(self, result: Reflection) -> None:
         self._last_reflection = result
         self._last_reflected_step = self._step_count
         self._tool_errors.clear()
@@ -111,7 +115,7 @@ class ThinkingManager:
         return list(self._tool_errors)
 
     @property
-    def last_reflection(self) -> ReflectionResult | None:
+    def last_reflection(self) -> Reflection | None:
         return self._last_reflection
 
     # prompts -----------------------------------------------------------------

@@ -305,6 +305,6 @@ def describe(exc: BaseException) -> str:
 
 
 def _version() -> str:
-    from .. import __version__
+    from ..foundation.version import __version__
 
     return __version__

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .. import __version__
+from ..foundation.version import __version__
 
 log = logging.getLogger(__name__)
 

@@ -9,15 +9,50 @@ worded for ``%agent undo``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from .display import display_path
 from .files import atomic_write, content_hash
 
-if TYPE_CHECKING:
-    from .store import Checkpoint, CheckpointStore
+
+class Snapshot(Protocol):
+    """What undo reads of a ``Checkpoint`` (the store calls undo, so undo names only this)."""
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def existed(self) -> bool: ...
+
+    @property
+    def sha(self) -> str | None: ...
+
+    @property
+    def mode(self) -> int | None: ...
+
+    @property
+    def written(self) -> bool: ...
+
+    @property
+    def after_sha(self) -> str | None: ...
+
+    @property
+    def base_dir(self) -> str | None: ...
+
+
+class SnapshotStore(Protocol):
+    """What undo asks of a ``CheckpointStore``."""
+
+    def turns_with_writes(self, session_id: str) -> list[str]: ...
+
+    def checkpoints_of(self, session_id: str, turn_id: str) -> Sequence[Snapshot]: ...
+
+    def content(self, checkpoint: Any) -> bytes | None: ...
+
+    def mark_undone(self, session_id: str, turn_id: str) -> None: ...
 
 
 @dataclass
@@ -67,7 +102,7 @@ class UndoReport:
         return "\n".join(lines)
 
 
-def undo_last_turn(store: CheckpointStore, session_id: str, *, force: bool = False,
+def undo_last_turn(store: SnapshotStore, session_id: str, *, force: bool = False,
                    root: str | Path | None = None) -> UndoReport:
     """Put back every file the session's latest not-yet-undone turn wrote (see
     ``CheckpointStore.undo_last_turn``, which calls this under the store's lock)."""
@@ -132,7 +167,7 @@ def _conflict_reason(now: str | None, expected: str | None) -> str:
     return "changed since the agent wrote it"
 
 
-def _remove(path: Path, cp: Checkpoint) -> None:
+def _remove(path: Path, cp: Snapshot) -> None:
     """Delete a file the turn created, then the folders it had to create for it."""
     try:
         path.unlink()

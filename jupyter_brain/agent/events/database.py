@@ -13,12 +13,18 @@ from __future__ import annotations
 import sqlite3
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from .store import EventLog
+from typing import Any, Protocol
 
 BUSY_TIMEOUT_S = 10.0
+
+
+class SharedLog(Protocol):
+    """An event log whose connection a table beside it shares (``EventLog``; the log opens
+    its file with ``connect`` from here, so this module names only what it uses of it)."""
+
+    def shared_connection(self) -> tuple[sqlite3.Connection, Any]: ...
+
+    def scrub(self, text: str) -> str: ...
 
 
 def connect(path: str | Path) -> sqlite3.Connection:
@@ -37,11 +43,11 @@ class Database:
     """A SQLite connection, the lock that guards it and the masking applied to what is
     written: the event log's own when there is one (its writer thread uses both)."""
 
-    def __init__(self, source: EventLog | str | Path, schema: str) -> None:
+    def __init__(self, source: SharedLog | str | Path, schema: str) -> None:
         if isinstance(source, (str, Path)):
             self.connection = connect(source)
             self.lock: Any = threading.Lock()
-            self._event_log: EventLog | None = None
+            self._event_log: SharedLog | None = None
         else:
             self.connection, self.lock = source.shared_connection()
             self._event_log = source

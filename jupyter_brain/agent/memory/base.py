@@ -8,6 +8,7 @@ each request, never into the history.
 
 from __future__ import annotations
 
+import re
 import time
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -15,6 +16,16 @@ from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
     from ..results import TurnResult
+
+
+MAX_TEXT_CHARS = 500  # a memory is one fact, not a document
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_SPACE = re.compile(r"\s+")
+
+
+def clean_text(text: str) -> str:
+    """One line of plain text: control characters dropped, whitespace collapsed."""
+    return _SPACE.sub(" ", _CONTROL.sub(" ", str(text))).strip()
 
 
 class Memory(BaseModel):
@@ -28,6 +39,12 @@ class Memory(BaseModel):
 @runtime_checkable
 class MemoryRetriever(Protocol):
     def retrieve(self, query: str, session_id: str, k: int) -> list[Memory]: ...
+
+
+class MemoryStore(MemoryRetriever, Protocol):
+    """Where extracted memories go (``SQLiteMemory``)."""
+
+    def add(self, text: str, source: str = ..., *, session_id: str | None = None) -> Memory: ...
 
 
 @runtime_checkable

@@ -15,12 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 from ...providers.base import LLMProvider, Usage
 from ..context.search import tokenize
-from .base import Memory
-from .sqlite import MAX_TEXT_CHARS, clean_text
+from .base import MAX_TEXT_CHARS, Memory, MemoryStore, clean_text
 
 if TYPE_CHECKING:
     from ..results import TurnResult
-    from .sqlite import SQLiteMemory
 
 log = logging.getLogger("jupyter_brain.memory")
 
@@ -87,7 +85,7 @@ class ModelMemoryExtractor:
 
     def __init__(
         self,
-        store: SQLiteMemory,
+        store: MemoryStore,
         provider: LLMProvider,
         *,
         max_facts: int = MAX_FACTS,

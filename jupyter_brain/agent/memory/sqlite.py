@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ..context.search import bm25_scores, tokenize
 from ..events.database import Database
 from ..redact import Redactor
-from .base import Memory
+from .base import MAX_TEXT_CHARS, Memory, clean_text
 
 if TYPE_CHECKING:
     from ...providers.base import LLMProvider, Usage
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from .extractor import ModelMemoryExtractor
 
 FILE_NAME = "memory.sqlite"
-MAX_TEXT_CHARS = 500  # a memory is one fact, not a document
 MEMORY_MODES = ("off", "manual", "auto")  # AgentMagics.memory: off, recall only, recall + extraction
 
 _SCHEMA = """
@@ -40,13 +39,6 @@ CREATE TABLE IF NOT EXISTS memories (
     created REAL NOT NULL
 );
 """
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_SPACE = re.compile(r"\s+")
-
-
-def clean_text(text: str) -> str:
-    """One line of plain text: control characters dropped, whitespace collapsed."""
-    return _SPACE.sub(" ", _CONTROL.sub(" ", str(text))).strip()
 
 
 def normalized(text: str) -> str:

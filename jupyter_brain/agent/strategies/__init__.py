@@ -114,6 +114,8 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if module == "parser":  # a key names a built-in strategy's labels: define them first
+        import_module(f"{__name__}.presets")
     value = getattr(import_module(f"{__name__}.{module}"), name)
     globals()[name] = value  # later look-ups skip this function
     return value

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from .parser import StrategyParser
+from .parser import StrategyParser, register_labels
 from .steps import FinalAnswer, StrategyStep
 
 TOOLS_NOTE = (
@@ -32,6 +32,11 @@ class ReasoningStrategy:
     extra_labels: ClassVar[dict[str, str]] = {}
     #: Whether "=== Decision Point ===" lines separate groups of candidates.
     decision_points: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.key and cls.labels:  # the parser finds a strategy's labels by its key
+            register_labels(cls)
 
     def __init__(self, max_steps: int = 15) -> None:
         self._max_steps = max_steps

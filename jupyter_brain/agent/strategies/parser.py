@@ -11,12 +11,14 @@ import copy
 import json
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .steps import Action, Branch, FinalAnswer, Observation, Reflection, StrategyStep, Thought
 
-if TYPE_CHECKING:
-    from .base import ReasoningStrategy
+# A strategy (``base.ReasoningStrategy``, an instance or its class) as the parser reads it:
+# ``key``, ``labels``, ``extra_labels``, ``decision_points``. The strategies import this
+# module, so it names none of them.
+Strategy = Any
 
 #: The label pattern every strategy shares for its final answer.
 FINAL_ANSWER = r"final\s+answer"
@@ -50,15 +52,22 @@ def _label_regex(labels: Mapping[str, str]) -> re.Pattern[str]:
     )
 
 
-def _strategy_class(strategy: str | ReasoningStrategy | type[ReasoningStrategy]) -> Any:
+_BY_KEY: dict[str, Strategy] = {}  # key -> the first strategy class that defined labels for it
+
+
+def register_labels(strategy: Strategy) -> None:
+    """Called for each strategy class with labels (``ReasoningStrategy.__init_subclass__``):
+    its key then names its labels (the built-in one's, when a subclass keeps the key)."""
+    _BY_KEY.setdefault(strategy.key, strategy)
+
+
+def _strategy_class(strategy: str | Strategy) -> Any:
     """The strategy (class or instance) whose labels to use.
 
-    A key names a built-in strategy; so does the key of a strategy without labels of its own.
+    A key names a strategy with labels; so does the key of a strategy without labels of its own.
     """
     if isinstance(strategy, str) or not strategy.labels:
-        from .presets import STRATEGY_CLASSES  # late: the strategy modules import this one
-
-        return STRATEGY_CLASSES.get(strategy if isinstance(strategy, str) else strategy.key)
+        return _BY_KEY.get(strategy if isinstance(strategy, str) else strategy.key)
     return strategy
 
 
@@ -71,7 +80,7 @@ class StrategyParser:
     (or the end) proves it complete; ``pending()`` shows the step still being written.
     """
 
-    def __init__(self, strategy: str | ReasoningStrategy | type[ReasoningStrategy]) -> None:
+    def __init__(self, strategy: str | Strategy) -> None:
         spec = _strategy_class(strategy)
         if spec is None:
             raise ValueError(f"no parser for strategy {strategy!r}")
@@ -271,7 +280,7 @@ def _parse_args(text: str) -> Any:
         return {"input": text}
 
 
-def parse_strategy_text(text: str, strategy: str | ReasoningStrategy | type[ReasoningStrategy]) -> list[StrategyStep]:
+def parse_strategy_text(text: str, strategy: str | Strategy) -> list[StrategyStep]:
     parser = StrategyParser(strategy)
     parser.feed(text)
     parser.finish()

@@ -43,7 +43,7 @@ def active_tracer() -> Any | None:
             return None
     global _memo
     if _memo is None or _memo[0] is not provider:
-        from ... import __version__
+        from ...foundation.version import __version__
 
         _memo = (provider, provider.get_tracer(INSTRUMENTATION_NAME, __version__))
     return _memo[1]

@@ -16,10 +16,24 @@ import threading
 from datetime import UTC, datetime
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from .search import WebResult
+
+class WebPage(Protocol):
+    """A search result with its page (a ``WebResult``; ``search.py`` reads pages with
+    this module, so this module names only what it reads of one)."""
+
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def title(self) -> str: ...
+
+    @property
+    def snippet(self) -> str: ...
+
+    @property
+    def content(self) -> str | None: ...
 
 _SKIPPED = frozenset({"script", "style", "noscript", "template", "iframe", "object", "embed", "svg", "math",
                       "head", "title", "canvas", "form", "button", "select", "textarea"})
@@ -81,7 +95,7 @@ def inert_markdown(text: str) -> str:
     return _BAD_REFERENCE.sub(r"\1#blocked:", text)
 
 
-def page_markdown(result: WebResult, query: str = "", when: datetime | None = None) -> str:
+def page_markdown(result: WebPage, query: str = "", when: datetime | None = None) -> str:
     """The saved file: title, source, when and why it was fetched, then the content."""
     title = " ".join(html_to_text(result.title).split()) or result.url
     stamp = (when or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
@@ -96,7 +110,7 @@ def page_markdown(result: WebResult, query: str = "", when: datetime | None = No
     )
 
 
-def save_page(result: WebResult, folder: Path, query: str = "") -> Path:
+def save_page(result: WebPage, folder: Path, query: str = "") -> Path:
     """Write the page as ``<slug>-<hash of url>.md`` in ``folder``; the same address is
     the same file (the latest fetch wins)."""
     folder.mkdir(parents=True, exist_ok=True)
