@@ -72,6 +72,7 @@ class AgentMagics(Magics):
         self.cell_errors = CellErrors()  # failing cells, for %agent fix (a post_run_cell hook)
         self.last_fix: Any = None  # the fix %agent fix proposed last (--apply inserts it)
         self.lab = LabChannel(self)  # the JupyterLab extension's comm; started by %load_ext
+        self.hooks: dict[str, Any] = {}  # the user's hooks for every %%agent cell (%agent hooks add NAME)
 
     @property
     def manager(self) -> SessionManager:

@@ -8,7 +8,7 @@ kernel picks a conversation up where it stopped. Nothing here imports IPython.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -75,6 +75,7 @@ class Session:
         memory_retriever: MemoryRetriever | None = None,
         memory_extractor: MemoryExtractor | None = None,
         web_search: Callable[[str], Any] | None = None,
+        hooks: Sequence[Any] = (),
     ) -> AgentHarness:
         registry = AgentToolRegistry(tools, permission_mode=options.permission)
         for tool_name, rule in self.overrides.items():
@@ -112,6 +113,7 @@ class Session:
             decision_store=default_decision_store(self.event_log),  # %agent decisions
             # Tools that helped on similar questions rank higher when max_tools selects.
             autonomous_research_learner=default_tool_learner(self.event_log),
+            hooks=hooks,  # the user's (%agent hooks add NAME), after the built-in integrations
         )
 
     def run(

@@ -66,6 +66,7 @@ def run_agent_cell(magics: Any, line: str, cell: str, *, interpolate_prompt: boo
             secrets=provider_secrets(provider),
             checkpoint_store=store,
             **memory_roles(manager, options.memory, provider),  # AgentMagics.memory
+            hooks=list(getattr(magics, "hooks", {}).values()),  # %agent hooks add NAME
         )
         if harness.redactor is not None and hasattr(view, "redact"):
             view.redact = harness.redactor  # also masks the configured keys' values

@@ -18,6 +18,7 @@ from . import (
     config,
     decisions,
     fix,
+    hooks,
     inspect_request,
     mcp,
     past_turns,
@@ -59,6 +60,7 @@ HANDLERS: dict[str, Handler] = {
     "inspect": inspect_request.cmd_inspect,
     "fix": fix.cmd_fix,
     "skills": skills.cmd_skills,
+    "hooks": hooks.cmd_hooks,
     "help": cmd_help,
 }
 

@@ -32,6 +32,7 @@ SUBCOMMANDS = {
     "memory [QUERY]": "the memories kept in this folder, or those matching QUERY with their scores",
     "forget ID": "delete a memory (its id from %agent memory, e.g. m3)",
     "skills": "the skill files (.jupyter_brain/skills/, ./skills/) a cell can use with --skill NAME",
+    "hooks [add|remove NAME | clear]": "attach the TurnHook in variable NAME to the next %%agent cells (README: Hooks)",
     "help": "this help",
 }
 
