@@ -152,7 +152,7 @@ class _TurnClock:
 
 @pytest.fixture()
 def turn_clock(monkeypatch):
-    from jupyter_brain.agent import turn as turn_module
+    from jupyter_brain.agent.loop import turn as turn_module  # where the loop builds its budget
 
     clock = _TurnClock()
     monkeypatch.setattr(turn_module, "TurnBudget", functools.partial(TurnBudget, clock=clock))

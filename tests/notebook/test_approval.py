@@ -77,7 +77,7 @@ def test_time_waiting_for_the_user_does_not_count_against_the_turn(monkeypatch) 
     import functools
 
     import jupyter_brain.agent.executor as executor_mod  # measures the wait
-    from jupyter_brain.agent import turn as turn_module
+    from jupyter_brain.agent.loop import turn as turn_module  # where the loop builds its budget
     from jupyter_brain.agent.budget import TurnBudget
 
     clock = [1000.0]
