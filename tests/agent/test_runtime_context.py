@@ -8,7 +8,7 @@ import functools
 import inspect
 import platform
 
-from jupyter_brain.agent import runtime_context
+from jupyter_brain.agent.integrations.runtime import hook as runtime_hook
 from jupyter_brain.agent.harness import AgentHarness
 from jupyter_brain.agent.runtime_context import MAX_SKILL_CHARS, runtime_text, skill_text
 from jupyter_brain.providers.scripted import ScriptedProvider
@@ -29,7 +29,7 @@ def test_runtime_text_names_model_date_and_python() -> None:
 
 def test_runtime_and_skill_layers_are_in_each_request_not_in_history(monkeypatch) -> None:
     # A fixed date: the turn and the expectation could otherwise fall on either side of midnight.
-    monkeypatch.setattr(runtime_context, "runtime_text",
+    monkeypatch.setattr(runtime_hook, "runtime_text",
                         functools.partial(runtime_text, today=lambda: dt.date(2025, 3, 14)))
     bot = ScriptedProvider([{"text": "", "tool_calls": [{"name": "read_artifact", "arguments": {"artifact_id": "x"}}]},
                             "done"])
