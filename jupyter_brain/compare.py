@@ -143,6 +143,7 @@ def run_comparison(
     workspace: Callable[[], str] | None = None,
     working_directory: str = ".",
     prompt_directory: str | None = None,
+    web_search: Callable[[str], Any] | None = None,
     cancel: threading.Event | None = None,
 ) -> CompareResult:
     """Run ``prompt`` under every strategy ``runs`` times, all runs at once.
@@ -174,7 +175,7 @@ def run_comparison(
                 provider_factory(strategy, run), tools_factory(),
                 options.model_copy(update={"strategy": strategy}),
                 approver=None, workspace=workspace, working_directory=working_directory,
-                prompt_directory=prompt_directory,
+                prompt_directory=prompt_directory, web_search=web_search,
             )
             forward = None if on_event is None else (lambda e: on_event(strategy, run, e))
             result = harness.run_turn(session_id, [], prompt, on_event=forward, cancel=cancel,

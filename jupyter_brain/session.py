@@ -22,7 +22,6 @@ from .agent.history import answer_unanswered_calls
 from .agent.memory import MemoryExtractor, MemoryRetriever
 from .agent.session_state import SessionState
 from .agent.tools import AgentToolRegistry, ToolSpec
-from .notebook.web_search import registered_web_search
 from .providers.base import LLMProvider
 from .settings_model import AgentOptions
 
@@ -106,7 +105,7 @@ class Session:
             checkpoint_store=checkpoint_store,
             memory_retriever=memory_retriever,  # AgentMagics.memory (SQLiteMemory.roles)
             memory_extractor=memory_extractor,
-            web_search=web_search or registered_web_search(),  # --web on: @jupyter_brain.web_search
+            web_search=web_search,  # --web on: the notebook passes @jupyter_brain.web_search's function
             session_state=self.state,
             thinking_phase=options.thinking_phase != "off",
             thinking_strategy="summary" if options.thinking_phase == "off" else options.thinking_phase,

@@ -90,6 +90,9 @@ def circles(edges: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+BELOW_NOTEBOOK = {f"{ROOT}.session", f"{ROOT}.compare"}
+
+
 def _under(name: str, prefix: str) -> bool:
     return name == prefix or name.startswith(prefix + ".")
 
@@ -120,6 +123,10 @@ def broken_rules(package: Path = PACKAGE) -> list[str]:
                 bad.append(f"{name} (agent) imports the UI: {other}")
             if _under(name, f"{ROOT}.providers") and _under(other, f"{ROOT}.agent"):
                 bad.append(f"{name} (providers) imports the agent: {other}")
+            # Settings take one route: the session and compare layers get what the notebook
+            # registered (web search, tools) as arguments, never by reading its module state.
+            if name in BELOW_NOTEBOOK and _under(other, f"{ROOT}.notebook"):
+                bad.append(f"{name} reads the notebook layer's state: {other}")
     return bad
 
 

@@ -21,6 +21,7 @@ from .parsers import agent_parser, split_flags
 from .providers import resolve_provider
 from .turn_keywords import prompt_directory, turn_keywords
 from .views import agent_view, close_view
+from .web_search import registered_web_search
 
 
 def run_agent_cell(magics: Any, line: str, cell: str, *, interpolate_prompt: bool = True) -> None:
@@ -63,6 +64,7 @@ def run_agent_cell(magics: Any, line: str, cell: str, *, interpolate_prompt: boo
             approver=approver_for(view, magics.approval_timeout),
             workspace=workspace_for(user_ns, magics.workspace_tokens, magics.workspace_dir),
             working_directory=os.getcwd(), prompt_directory=prompt_directory(magics.runtime),
+            web_search=registered_web_search(),  # @jupyter_brain.web_search
             secrets=provider_secrets(provider),
             checkpoint_store=store,
             **memory_roles(manager, options.memory, provider),  # AgentMagics.memory

@@ -20,6 +20,7 @@ from .parsers import compare_parser, split_flags
 from .providers import check_provider, resolve_provider
 from .turn_keywords import prompt_directory
 from .views import close_view, compare_view
+from .web_search import registered_web_search
 
 if TYPE_CHECKING:
     from ..providers.base import LLMProvider
@@ -52,6 +53,7 @@ def run_compare_cell(magics: Any, line: str, cell: str) -> None:
             runs=args.runs, event_log=event_log, on_event=view.handle, on_run_end=view.run_finished,
             workspace=workspace_for(user_ns, magics.workspace_tokens, magics.workspace_dir),
             working_directory=os.getcwd(), prompt_directory=prompt_directory(magics.runtime),
+            web_search=registered_web_search(),  # @jupyter_brain.web_search
         )
         view.bind(result.comparison_id, event_log)
     finally:
