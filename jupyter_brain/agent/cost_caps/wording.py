@@ -30,7 +30,7 @@ def suggest(needed: float, cap: float, unit: str) -> str:
     value = max(2 * cap, needed)
     digits = math.floor(math.log10(value)) - 1 if value > 0 else 0
     step = 10.0 ** digits
-    rounded = math.ceil(value / step) * step
+    rounded = math.ceil(round(value / step, 6)) * step  # (0.06 / 0.001 is 60.00000000000001)
     return str(int(rounded)) if unit == "tokens" or rounded >= 10 else f"{rounded:.{max(0, -digits)}f}".rstrip("0").rstrip(".")
 
 
