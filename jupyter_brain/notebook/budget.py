@@ -36,6 +36,10 @@ def budget_lines(magics: Any, session_name: str) -> list[str]:
     tokens = getattr(magics, "max_tokens_per_turn", 0) or 0
     caps = [f"{usd(per_turn)} per turn" if per_turn else "", f"{tokens:,} tokens per turn" if tokens else ""]
     shown = " and ".join(c for c in caps if c)
-    lines.append(f"        turn caps: {shown} (--max-cost, --max-tokens-total)" if shown
-                 else "        no turn cap (--max-cost, --max-tokens-total; AgentMagics.max_cost_per_turn)")
+    last = ""
+    if spent.turns:
+        last_cost = "price unknown" if spent.last_cost_usd is None else usd(spent.last_cost_usd)
+        last = f"; the last turn: {last_cost}, {spent.last_tokens:,} tokens"
+    lines.append(f"        turn caps: {shown} (--max-cost, --max-tokens-total){last}" if shown
+                 else f"        no turn cap (--max-cost, --max-tokens-total; AgentMagics.max_cost_per_turn){last}")
     return lines

@@ -107,7 +107,7 @@ def test_agent_cost_shows_spent_against_the_caps_after_a_restart(tmp_path: Any, 
     cmd_cost(magics, [])
     out = capsys.readouterr().out
     assert "budget: session nb spent $0.0500 of its $0.1000 cap (50%, $0.0500 left) over 2 turns in every kernel" in out
-    assert "turn caps: $0.0500 per turn (--max-cost, --max-tokens-total)" in out
+    assert "turn caps: $0.0500 per turn (--max-cost, --max-tokens-total); the last turn: $0.0300," in out
 
 
 # %%compare: one cap for all runs ---------------------------------------------------------------

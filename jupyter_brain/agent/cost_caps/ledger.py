@@ -13,19 +13,22 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class SessionSpending:
     """A session's logged turns: their cost (turns without a price count 0 and are
-    counted in ``unpriced``) and tokens (input with cache + output)."""
+    counted in ``unpriced``) and tokens (input with cache + output); ``last_*``: its
+    latest turn's."""
 
     turns: int = 0
     cost_usd: float = 0.0
     tokens: int = 0
     unpriced: int = 0
+    last_cost_usd: float | None = None
+    last_tokens: int = 0
 
 
 _QUERY = (
     "SELECT json_extract(data, '$.cost_usd'), COALESCE(json_extract(data, '$.input_tokens'), 0)"
     " + COALESCE(json_extract(data, '$.output_tokens'), 0) + COALESCE(json_extract(data, '$.cache_read_tokens'), 0)"
     " + COALESCE(json_extract(data, '$.cache_creation_tokens'), 0)"
-    " FROM events WHERE session_id = ? AND type = 'turn_end'"
+    " FROM events WHERE session_id = ? AND type = 'turn_end' ORDER BY id"
 )
 
 
@@ -38,4 +41,6 @@ def session_spending(event_log: EventLog, session_id: str) -> SessionSpending:
     return SessionSpending(
         turns=len(rows), cost_usd=sum(float(cost) for cost, _ in rows if cost is not None),
         tokens=sum(int(tokens or 0) for _, tokens in rows), unpriced=sum(cost is None for cost, _ in rows),
+        last_cost_usd=(None if rows[-1][0] is None else float(rows[-1][0])) if rows else None,
+        last_tokens=int(rows[-1][1] or 0) if rows else 0,
     )
