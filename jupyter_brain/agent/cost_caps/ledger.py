@@ -1,5 +1,6 @@
 """What a session spent, read from the event log: every finished turn's ``TurnEnd``, from
-every kernel that ran it (a restarted kernel keeps counting where the last one stopped)."""
+every kernel that ran it (a restarted kernel keeps counting where the last one stopped),
+plus the memory extractions made after its turns (``memory_extraction`` records)."""
 
 from __future__ import annotations
 
@@ -32,14 +33,21 @@ _QUERY = (
 )
 
 
+_AFTER_TURNS = (  # model calls made after a turn ended (memory extraction): not in its TurnEnd
+    "SELECT COALESCE(SUM(json_extract(data, '$.cost_usd')), 0) FROM records"
+    " WHERE session_id = ? AND kind = 'memory_extraction'"
+)
+
+
 def session_spending(event_log: EventLog, session_id: str) -> SessionSpending:
     """The session's spending so far, as the log holds it (waits for pending writes)."""
     event_log.flush()
     db, lock = event_log.shared_connection()
     with lock:
         rows = db.execute(_QUERY, (session_id,)).fetchall()
+        (after,) = db.execute(_AFTER_TURNS, (session_id,)).fetchone()
     return SessionSpending(
-        turns=len(rows), cost_usd=sum(float(cost) for cost, _ in rows if cost is not None),
+        turns=len(rows), cost_usd=sum(float(cost) for cost, _ in rows if cost is not None) + float(after or 0),
         tokens=sum(int(tokens or 0) for _, tokens in rows), unpriced=sum(cost is None for cost, _ in rows),
         last_cost_usd=(None if rows[-1][0] is None else float(rows[-1][0])) if rows else None,
         last_tokens=int(rows[-1][1] or 0) if rows else 0,

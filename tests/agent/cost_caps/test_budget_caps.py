@@ -211,3 +211,15 @@ def test_the_decision_record_says_why_a_budget_turn_stopped() -> None:
 
     result = _run(MustNotCall(), BudgetCaps(max_cost=0.001))
     assert stop_reason(result, max_steps=6, timeout_s=60) == "stopped before a model call that could cross a budget cap"
+
+
+def test_the_session_ledger_counts_turns_and_memory_extractions_after_them(tmp_path: Any) -> None:
+    from jupyter_brain.agent.cost_caps import session_spending
+
+    log = EventLog(tmp_path / "events.sqlite")
+    _run(Priced([{"text": "one", "usage": _usage_costing(0.03)}]), BudgetCaps(max_cost=1.0), log=log)
+    log.add_record("memory_extraction", {"turn_id": "t", "memories": [], "cost_usd": 0.002}, session_id="s")
+    log.add_record("memory_extraction", {"turn_id": "u", "memories": [], "cost_usd": 0.5}, session_id="other")
+    spent = session_spending(log, "s")
+    assert spent.turns == 1 and spent.cost_usd == pytest.approx(0.032, abs=1e-4)
+    assert spent.last_cost_usd == pytest.approx(0.03, abs=1e-4) and spent.unpriced == 0
