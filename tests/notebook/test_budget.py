@@ -166,3 +166,14 @@ def test_max_cost_in_a_real_kernel_stops_before_the_call(tmp_path: Any, monkeypa
     markdown = display.data["text/markdown"]
     assert "stopped: budget cap reached" in markdown and "--max-cost" in markdown
     assert "budget: session default spent $0.0000" in nb.cells[3].outputs[0].text
+
+
+def test_agent_log_shows_the_budget_warning_and_the_budget_ending() -> None:
+    from jupyter_brain.agent.events import BudgetWarning, TurnEnd
+    from jupyter_brain.notebook.subcommands.past_turns import event_line
+
+    warning = BudgetWarning(turn_id="abcdef123", step=2, scope="turn", spent=0.085, cap=0.1,
+                            message="85% of this turn's cost cap used: $0.0850 of $0.1000")
+    assert event_line(warning) == "[abcdef] budget_warning step 2  85% of this turn's cost cap used: $0.0850 of $0.1000"
+    end = TurnEnd(turn_id="abcdef123", status="budget", text="[Budget: stopped before the next model call]")
+    assert event_line(end).startswith("[abcdef] turn_end  budget: [Budget: stopped")
