@@ -8,6 +8,8 @@ like any other hook's: one recoverable error, and the turn goes on.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from jupyter_brain.agent.events import ErrorEvent, EventLog, TurnEnd
@@ -138,3 +140,31 @@ def test_ctx_spent_counts_every_call_of_the_turn_side_calls_included() -> None:
     harness = AgentHarness(bot, AgentToolRegistry([lookup]), None, hooks=[Watch()], think_level="low", reflect_every=1)
     harness.run_turn("s", [], "look a up")
     assert [(p, s.tokens) for p, s in seen] == [("step", 0), ("reflection", 110), ("step", 120), ("reflection", 230)]
+
+
+class StopAtStart(TurnHook):
+    def turn_start(self, ctx: TurnContext) -> None:
+        raise StopTurn("error", "this notebook is closed for the day")
+
+
+class StopAfterTheCall(TurnHook):
+    def after_model_call(self, ctx: TurnContext, step: int, result: Any) -> Any:
+        if result.tool_calls:
+            raise StopTurn("budget", "the answer asked for a tool the budget cannot afford")
+        return result
+
+
+def test_stop_turn_at_turn_start_makes_no_call() -> None:
+    bot = ScriptedProvider(["never sent"])
+    result = AgentHarness(bot, AgentToolRegistry(), None, hooks=[StopAtStart()]).run_turn("s", [], "hi")
+    assert (result.status, result.text, bot.calls) == ("error", "[this notebook is closed for the day]", [])
+    assert history_problems(result.messages, require_final_assistant=True) == []
+
+
+def test_stop_turn_after_a_call_drops_its_tool_calls_and_the_history_stays_valid() -> None:
+    bot = ScriptedProvider([_call("lookup", key="a"), "never sent"])
+    harness = AgentHarness(bot, AgentToolRegistry([lookup]), None, hooks=[StopAfterTheCall()])
+    result = harness.run_turn("s", [], "look a up")
+    assert result.status == "budget" and len(bot.calls) == 1 and result.tool_calls == []
+    assert [m["role"] for m in result.messages] == ["user", "assistant"]
+    assert history_problems(result.messages, require_final_assistant=True) == []
