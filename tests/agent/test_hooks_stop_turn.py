@@ -166,5 +166,6 @@ def test_stop_turn_after_a_call_drops_its_tool_calls_and_the_history_stays_valid
     harness = AgentHarness(bot, AgentToolRegistry([lookup]), None, hooks=[StopAfterTheCall()])
     result = harness.run_turn("s", [], "look a up")
     assert result.status == "budget" and len(bot.calls) == 1 and result.tool_calls == []
+    assert result.input_tokens > 0 and result.output_tokens > 0  # the call was made: it is counted
     assert [m["role"] for m in result.messages] == ["user", "assistant"]
     assert history_problems(result.messages, require_final_assistant=True) == []

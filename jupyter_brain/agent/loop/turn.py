@@ -212,7 +212,11 @@ class Turn:
         result = outcome.result
         if result.stop_reason == "refusal":
             self.status, result = "refused", refusal_answer(result)
-        result = self.hooks.after_model_call(step, result)
+        try:
+            result = self.hooks.after_model_call(step, result)
+        except StopTurn:  # the call was made: its usage and cost are the turn's all the same
+            self._add_usage(result.usage)
+            raise
         self.messages.append(result.to_message())
         self._record_step(result, step)
         # Stated uncertainty only matters while the model can still act on it.
