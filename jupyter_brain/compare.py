@@ -27,6 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .agent.cost_caps import BudgetCaps, SharedBudget
 from .agent.decisions import compare_best_record, default_decision_store
 from .agent.events import EventLog
 from .agent.harness import TurnResult
@@ -129,6 +130,15 @@ def clone_provider(provider: LLMProvider) -> LLMProvider:
     return clone_for_run(provider)
 
 
+def comparison_budget(options: AgentOptions) -> BudgetCaps | None:
+    """``--max-cost`` bounds the whole comparison (one ``SharedBudget`` for all its runs);
+    ``--max-tokens-total`` each run. None: no cap."""
+    max_cost = getattr(options, "max_cost_per_turn", None)
+    caps = BudgetCaps(max_tokens_total=getattr(options, "max_tokens_per_turn", None),
+                      shared=SharedBudget(max_cost) if max_cost else None)
+    return caps if caps.active else None
+
+
 def run_comparison(
     prompt: str,
     strategies: list[str],
@@ -165,6 +175,7 @@ def run_comparison(
     results: dict[tuple[str, int], TurnResult] = {}
     lock = threading.Lock()
     cancel = cancel or threading.Event()
+    budget = comparison_budget(options)  # --max-cost: all runs together
 
     def run_one(strategy: str, run: int) -> None:
         session_id = f"compare-{comparison_id}-{strategy}-{run}"
@@ -179,7 +190,7 @@ def run_comparison(
             )
             forward = None if on_event is None else (lambda e: on_event(strategy, run, e))
             result = harness.run_turn(session_id, [], prompt, on_event=forward, cancel=cancel,
-                                      persist_history=False)
+                                      persist_history=False, budget=budget)
         except Exception as exc:  # noqa: BLE001 - one failing strategy must not stop the others
             result = TurnResult(session_id=session_id, turn_id="", status="error", text="",
                                 error=f"{type(exc).__name__}: {exc}")

@@ -48,6 +48,9 @@ class AgentMagics(Magics):
     context_budget = setting_trait("context_budget")
     thinking_phase = setting_trait("thinking_phase")
     cells = setting_trait("cells")
+    max_cost_per_turn = setting_trait("max_cost_per_turn")  # --max-cost (agent/cost_caps)
+    max_tokens_per_turn = setting_trait("max_tokens_per_turn")  # --max-tokens-total
+    max_cost_per_session = setting_trait("max_cost_per_session")
     auto_compact = setting_trait("auto_compact")
     max_tools = setting_trait("max_tools")
     top_k = setting_trait("top_k")

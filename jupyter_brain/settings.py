@@ -124,6 +124,14 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             aliases=COMPACTION_ALIASES, flag="--thinking-phase"),
     Setting("cells", bool, False, "also put the code the agent ran (run_python) into a new cell below, so Run All "
             "reproduces it", flag="--cells", off_flag="--no-cells", off_help="do not add a code cell (default)"),
+    Setting("max_cost_per_turn", float, 0.0, "stop a turn before a model call that could take its cost over USD "
+            "(checked before each call; 0 = no cap; in %%compare: all runs together)", flag="--max-cost",
+            metavar="USD", zero_is_none=True, gt=0),
+    Setting("max_tokens_per_turn", int, 0, "stop a turn before a model call that could take its tokens (input + "
+            "output) over N: a cap for models without a price (0 = no cap)", flag="--max-tokens-total",
+            metavar="N", zero_is_none=True, ge=1),
+    Setting("max_cost_per_session", float, 0.0, "stop before a model call that could take the session's cost (all "
+            "its turns, in every kernel) over USD (0 = no cap)", zero_is_none=True, gt=0),
     Setting("auto_compact", bool, True, "compact the history when a request reaches the critical level"),
     Setting("max_tools", int, 0, "offer only the N tools most relevant to the prompt (0 = all)", ge=0),
     Setting("top_k", int, 0, "put the N workspace passages (files, notebooks) most relevant to the prompt into "

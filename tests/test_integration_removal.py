@@ -6,7 +6,7 @@ the integration's folder is deleted with the lines of ``agent/harness.py`` that 
 it exports (its import and its registration), and a fresh interpreter imports the package
 (the extension, the session, the harness) and runs a scripted turn that would use every
 integration: tools, memory, decisions and the learner, checkpoints, the thinking phase,
-web search, a context pack, runtime metadata, a skill and citations.
+web search, a context pack, runtime metadata, a skill, citations and a budget cap.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ TURN = textwrap.dedent("""
     from pathlib import Path
     import jupyter_brain, jupyter_brain.magics, jupyter_brain.session  # the rest imports
     from jupyter_brain.agent.checkpoints import CheckpointStore
+    from jupyter_brain.agent.cost_caps import BudgetCaps
     from jupyter_brain.agent.decisions import SQLiteDecisionStore, ToolUsageLearner
     from jupyter_brain.agent.events import EventLog
     from jupyter_brain.agent.harness import AgentHarness
@@ -58,7 +59,7 @@ TURN = textwrap.dedent("""
     )
     result = harness.run_turn("s", [], "How much is the premium plan?", top_k=2, web_mode="on",
                               show_citations=True, runtime_provider="scripted", runtime_model="m",
-                              skill_context="Answer briefly.")
+                              skill_context="Answer briefly.", budget=BudgetCaps(max_tokens_total=10**7))
     assert result.status == "completed", (result.status, result.error)
     print(result.status, len(result.tool_calls))
 """)
@@ -83,8 +84,8 @@ def _exports(init: Path) -> list[str]:
     raise AssertionError(f"{init} has no __all__")
 
 
-def test_there_are_nine_integrations() -> None:
-    assert NAMES == ["checkpoints", "citations", "context_pack", "decisions", "memory", "runtime",
+def test_there_are_ten_integrations() -> None:
+    assert NAMES == ["budget", "checkpoints", "citations", "context_pack", "decisions", "memory", "runtime",
                      "thinking_phase", "tracing", "web"]
 
 

@@ -11,7 +11,7 @@
 import { h, setText } from "./dom";
 import { cost, duration, plural, STATUS_ICON, STATUS_LABEL } from "./format";
 import { renderMarkdown } from "./markdown";
-import { ApprovalCard, contextMarker, type SendFn } from "./parts/approval";
+import { ApprovalCard, budgetMarker, contextMarker, type SendFn } from "./parts/approval";
 import { compactionMarker, errorCard, reflectionCard, refusalCard, retryMarker, thinkingPhaseCard } from "./parts/cards";
 import { contextPackCard, fallbackLine, memoryCard, sourcesList } from "./parts/context";
 import { Footer, Header } from "./parts/header";
@@ -192,6 +192,10 @@ class TurnView {
         break;
       case "context_warning":
         this.card(e.step ?? 0, contextMarker(e));
+        break;
+      case "budget_warning":
+        // Like an error, it stays in sight when the steps fold.
+        this.pinned.append(budgetMarker(e));
         break;
       case "memory_recall":
         this.card(e.step ?? 0, memoryCard(e));

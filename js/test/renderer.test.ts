@@ -387,3 +387,23 @@ describe("context markers", () => {
     expect(q(".jb-error .jb-card-note")?.textContent).toContain("ready for the next cell");
   });
 });
+
+describe("budget caps", () => {
+  it("pins the 80 % warning and labels a turn stopped by a cap", () => {
+    const { r, q } = make();
+    r.append([
+      start,
+      {
+        type: "budget_warning", step: 2, scope: "turn", unit: "usd", spent: 0.085, cap: 0.105,
+        message: "81% of this turn's cost cap used: $0.0850 of $0.1050",
+      },
+      {
+        type: "turn_end", status: "budget", steps: 1, duration_ms: 10,
+        text: "[Budget: stopped before the next model call, which could cross this turn's cost cap: …]",
+      },
+    ]);
+    expect(q(".jb-budget-warning")?.textContent).toBe("⚠ Budget: 81% of this turn's cost cap used: $0.0850 of $0.1050");
+    expect(q(".jb-turn-end-label")?.textContent).toBe("stopped: budget cap reached");
+    expect(q(".jb-stopped")?.textContent).toContain("Budget: stopped before the next model call");
+  });
+});

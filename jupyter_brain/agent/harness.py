@@ -24,12 +24,14 @@ from .callbacks import AgentCallbacks
 from .context import CompactionStrategy, ContextWarningTracker, context_window_for
 from .context.fitting import ContextFitter, offered_tools
 from .cost import ModelPrice, SessionCostTracker, price_for
+from .cost_caps import BudgetCaps
 from .decisions import AutonomousResearchLearner, RuntimeDecisionStore
 from .decisions.tool_learner import tool_boosts_of
 from .events import EventLog
 from .executor import Approver, BoundedToolExecutor
 from .harness_settings import HarnessSettings
 from .hooks import Integration, TurnHook, as_integration
+from .integrations.budget import BudgetIntegration
 from .integrations.checkpoints import CheckpointsIntegration
 from .integrations.citations import CitationsIntegration
 from .integrations.context_pack import ContextPackIntegration
@@ -179,6 +181,8 @@ class AgentHarness:
         memory_on = memory_retriever is not None or memory_extractor is not None
         self.integrations: list[Integration] = [integration for integration in (
             CheckpointsIntegration(checkpoint_store) if checkpoint_store is not None else None,
+            # run_turn(budget=...): checks each model call before the other hooks see it
+            BudgetIntegration(counter, event_log),
             TracingIntegration(self.redactor or Redactor(secrets), agent_id),
             DecisionRecording(decision_store) if decision_store is not None else None,
             ToolLearning(autonomous_research_learner) if autonomous_research_learner is not None else None,
@@ -258,6 +262,7 @@ class AgentHarness:
         runtime_model: str = "",
         runtime_environment: bool = True,
         skill_context: str | None = None,
+        budget: BudgetCaps | None = None,
         turn_id: str | None = None,
         on_event: Callable[[Any], Any] | None = None,
         cancel: threading.Event | None = None,
@@ -267,11 +272,13 @@ class AgentHarness:
 
         Turns on one harness run one at a time (the thinking state is per conversation);
         use one harness per concurrent conversation. ``top_k`` … ``skill_context`` are the
-        reference design's turn parameters (``TurnOptions``).
+        reference design's turn parameters (``TurnOptions``); ``budget`` caps what the turn
+        may spend (``BudgetCaps``: a call that could cross a cap is not made, status ``budget``).
         """
         options = TurnOptions(top_k=top_k, web_mode=web_mode, show_citations=show_citations,  # type: ignore[arg-type]
                               runtime_provider=runtime_provider, runtime_model=runtime_model,
-                              runtime_environment=runtime_environment, skill_context=skill_context)
+                              runtime_environment=runtime_environment, skill_context=skill_context,
+                              budget=budget)
         with self._turn_lock:
             turn_id = turn_id or uuid.uuid4().hex[:12]
             emit = EventEmitter(session_id=session_id, turn_id=turn_id, event_log=self.event_log,

@@ -8,7 +8,8 @@ hooks' methods at fixed points, in this order:
 2. ``turn_start``       after ``TurnStart`` was emitted
 3. ``context_layers``   fresh parts of every request of the turn (never in the history)
 4. ``process_history``  each step, before the request is fitted (may rewrite the history)
-5. ``before_model_call`` each model call (each attempt), may change the request
+5. ``before_model_call`` each model call (each attempt), may change the request; also the
+   turn's side calls (compaction summary, reflection, thinking phase: ``purpose``)
 6. ``on_event``         every event, after it was stamped and masked
 7. ``after_model_call`` each answered model call, may change the result
 8. ``finish_answer``    the answer before ``TurnEnd`` (add sources, veto it)
@@ -19,6 +20,12 @@ Every method is a no-op until overridden. Hooks see data (dataclasses and a read
 ``TurnContext``), never the loop: what they may do to a turn is what these values and the
 context's services allow. One ``HookDispatcher`` calls them; a hook that raises becomes one
 recoverable ``ErrorEvent`` and the turn goes on (after the turn: a logged warning).
+
+One exception is meant to end the turn: a hook raises ``StopTurn(status, message)`` (a
+budget cap, a policy) at ``turn_start``, ``context_layers``, ``process_history``,
+``before_model_call`` or ``after_model_call``; the dispatcher lets it through and the
+loop ends the turn cleanly with that status and message (every tool call answered, the
+history valid, ``TurnEnd`` logged). Raised anywhere else it is a failure like any other.
 """
 
 from __future__ import annotations
@@ -28,10 +35,10 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, get_args, runtime_checkable
 
 from .context.layers import ContextLayer
-from .events import ErrorEvent, EventBase
+from .events import ErrorEvent, EventBase, TurnStatus
 from .turn_options import TurnOptions
 
 if TYPE_CHECKING:
@@ -40,8 +47,8 @@ if TYPE_CHECKING:
     from .tools import ToolSpec
 
 __all__ = [
-    "Answer", "ContextLayer", "HistoryView", "HookDispatcher", "Integration", "ModelRequest", "Sources",
-    "ToolOffer", "TurnContext", "TurnHook", "as_integration",
+    "Answer", "CheckedProvider", "ContextLayer", "HistoryView", "HookDispatcher", "Integration", "ModelRequest",
+    "Sources", "Spent", "StopTurn", "ToolOffer", "TurnContext", "TurnHook", "as_integration",
 ]
 
 Message = dict[str, Any]
@@ -92,11 +99,46 @@ class HistoryView:
 
 @dataclass(frozen=True)
 class ModelRequest:
-    """One model call about to be made: the messages as fitted and the tools offered."""
+    """One model call about to be made: the messages as fitted and the tools offered.
+
+    ``purpose`` says which call: ``"step"`` (the turn's own, answered by ``ctx.provider``)
+    or a side call the turn makes around it (``"compaction"``, ``"reflection"``,
+    ``"thinking_phase"``); ``provider`` is who answers a side call (None: the turn's
+    provider) and ``thinking_budget`` the thinking tokens the call may add to its output.
+    """
 
     step: int
     messages: list[Message]
     tool_schemas: list[dict[str, Any]]
+    purpose: str = "step"
+    provider: Any = None
+    thinking_budget: int = 0
+
+
+@dataclass(frozen=True)
+class Spent:
+    """What the turn's model calls used so far: every call, side calls included.
+    ``cost_usd`` is None once a call had no known price."""
+
+    tokens: int = 0  # input (cache reads and writes included) + output
+    cost_usd: float | None = 0.0
+
+
+class StopTurn(BaseException):
+    """Raised by a hook to end the turn now, with ``status`` (a ``TurnStatus``) and
+    ``message`` as its final text (what happened and how to go on).
+
+    A ``BaseException``, as ``KeyboardInterrupt`` is: code that isolates failures
+    (``except Exception``: a reflection, a thinking phase, a summary that falls back)
+    lets it through to the loop, which ends the turn cleanly with it.
+    """
+
+    def __init__(self, status: str, message: str) -> None:
+        if status not in get_args(TurnStatus) or status in ("completed", "refused"):  # those carry an answer
+            raise ValueError(f"StopTurn needs a turn status that is not an answer (budget, error …), not {status!r}")
+        super().__init__(message)
+        self.status = status
+        self.message = message
 
 
 @dataclass(frozen=True)
@@ -116,7 +158,10 @@ class TurnContext:
     Facts are fixed for the turn. ``sources`` and ``tools_offered`` are shared records
     (the loop fills ``tools_offered`` once the tools are prepared). The services are
     plain callables: emit an event, charge a model call's usage, keep a record beside the
-    event log, the time left, mask secrets, and add a record of a tool the provider ran.
+    event log, the time left, mask secrets, add a record of a tool the provider ran,
+    what the turn's calls used so far (``spent``), and ``check_call``: a hook's own model
+    call passed through the hooks' ``before_model_call`` first (``CheckedProvider`` does
+    it for a provider a library calls).
     """
 
     session_id: str
@@ -143,6 +188,36 @@ class TurnContext:
     time_left: Callable[[], float]
     redact: Callable[[str], str]
     add_tool_call: Callable[[ToolCallRecord], None]
+    spent: Callable[[], Spent] = Spent
+    check_call: Callable[[ModelRequest], ModelRequest] = lambda request: request
+
+
+class CheckedProvider:
+    """A provider whose every call first passes through the turn's ``before_model_call``
+    (as ``ModelRequest(purpose=...)``): a side call made inside a library (reflection, the
+    thinking phase) is seen, and may be stopped, like the turn's own calls."""
+
+    def __init__(self, provider: Any, check: Callable[[ModelRequest], ModelRequest], purpose: str,
+                 step: Callable[[], int] = lambda: 0) -> None:
+        self.provider = provider
+        self._check = check
+        self._purpose = purpose
+        self._step = step
+
+    def __getattr__(self, name: str) -> Any:  # name, model, max_tokens … are the provider's
+        return getattr(self.provider, name)
+
+    def _checked(self, messages: list[Message], tools: list[dict[str, Any]], thinking_budget: int) -> ModelRequest:
+        return self._check(ModelRequest(self._step(), list(messages), list(tools), purpose=self._purpose,
+                                        provider=self.provider, thinking_budget=thinking_budget))
+
+    def generate(self, messages: list[Message], tools: list[dict[str, Any]], **kwargs: Any) -> Any:
+        request = self._checked(messages, tools, int(kwargs.get("thinking_budget", 0) or 0))
+        return self.provider.generate(request.messages, request.tool_schemas, **kwargs)
+
+    def generate_stream(self, messages: list[Message], tools: list[dict[str, Any]], **kwargs: Any) -> Any:
+        request = self._checked(messages, tools, int(kwargs.get("thinking_budget", 0) or 0))
+        return self.provider.generate_stream(request.messages, request.tool_schemas, **kwargs)
 
 
 # the contract --------------------------------------------------------------------------
@@ -233,6 +308,9 @@ _FAILED = {  # how a failure reads: "<name> failed <this>"
 }
 
 
+# Where a hook's ``StopTurn`` ends the turn (elsewhere it is a failure like any other).
+STOPPABLE = frozenset({"turn_start", "context_layers", "process_history", "before_model_call", "after_model_call"})
+
 _OPTION_DEFAULTS = {f.name: f.default for f in dataclasses.fields(TurnOptions)}
 
 
@@ -321,7 +399,7 @@ class HookDispatcher:
         """Each event hook's ``on_event`` with the turn's context, in order (for the emitter)."""
         return tuple(self._observers)
 
-    def event_failed(self, observer: Callable[[EventBase], None], exc: Exception) -> None:
+    def event_failed(self, observer: Callable[[EventBase], None], exc: BaseException) -> None:
         """The emitter left out an observer that raised: report it (once)."""
         hook = self._observers.pop(observer)
         self._report(hook.name, hook.logger, "on_event", exc)
@@ -330,6 +408,12 @@ class HookDispatcher:
     def _call(self, hook: TurnHook, point: str, fallback: Any, *args: Any) -> Any:
         try:
             return getattr(hook, point)(self.ctx, *args)
+        except StopTurn as stop:
+            if point in STOPPABLE and not self._closed:
+                raise  # the loop ends the turn with it
+            self._at[point] = [h for h in self._at[point] if h is not hook]
+            self._report(hook.name, hook.logger, point, stop)
+            return fallback
         except Exception as exc:  # noqa: BLE001 - the one place a hook's failure is isolated
             # Not called at this point again in this turn: one failure, one report.
             self._at[point] = [h for h in self._at[point] if h is not hook]
@@ -339,12 +423,12 @@ class HookDispatcher:
     def _start(self, integration: Integration) -> TurnHook | None:
         try:
             return integration.for_turn(self.ctx)
-        except Exception as exc:  # noqa: BLE001 - an integration that cannot start is left out
+        except (Exception, StopTurn) as exc:  # noqa: BLE001 - an integration that cannot start is left out
             name = getattr(integration, "name", type(integration).__name__)
             self._report(str(name), "jupyter_brain.hooks", "for_turn", exc)
             return None
 
-    def _report(self, name: str, logger: str, point: str, exc: Exception) -> None:
+    def _report(self, name: str, logger: str, point: str, exc: BaseException) -> None:
         error = self.ctx.redact(f"{type(exc).__name__}: {exc}")
         if self._closed:
             logging.getLogger(logger).warning("%s failed to observe turn %s: %s", name, self.ctx.turn_id, error)

@@ -72,7 +72,10 @@ class ReflectionEngine:
         messages: list[dict[str, Any]],
         tool_results: list[dict[str, Any]],
         budget: TurnBudget,
+        provider: Any = None,
     ) -> ReflectionResult:
+        """``provider``: who answers this reflection (default the engine's; the loop passes
+        its own, checked by the turn's hooks first)."""
         if not budget.claim_reflection():
             return ReflectionResult(reflection="[budget exhausted]", should_continue=True)
         if budget.is_expired():
@@ -80,7 +83,7 @@ class ReflectionEngine:
         try:
             prompt = self.thinking_manager.get_reflection_prompt(messages, tool_results)
             timeout_s = min(30, max(5, int(budget.remaining_s())))
-            answer = self.provider.generate(
+            answer = (provider or self.provider).generate(
                 [
                     {"role": "system", "content": _REFLECTION_SYSTEM, "kind": "reflection"},
                     {"role": "user", "content": prompt},

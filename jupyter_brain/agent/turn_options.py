@@ -1,14 +1,16 @@
 """TurnOptions: the reference design's per-turn parameters of ``run_turn``.
 
 They shape one turn's request without touching the harness: how many workspace passages
-go into its context pack (``top_k``), web search, citations, the runtime metadata message
-and a skill's extra system message.
+go into its context pack (``top_k``), web search, citations, the runtime metadata message,
+a skill's extra system message and its budget caps.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Literal
+
+from .cost_caps.caps import BudgetCaps
 
 WebMode = Literal["off", "on"]
 WEB_MODES: tuple[str, ...] = ("off", "on")
@@ -23,6 +25,7 @@ class TurnOptions:
     runtime_model: str = ""
     runtime_environment: bool = True  # the runtime message also names today's date and the kernel's Python
     skill_context: str | None = None  # an extra system message (a skill's text)
+    budget: BudgetCaps | None = None  # cost and token caps (agent/cost_caps): None, no cap
 
     def __post_init__(self) -> None:
         if int(self.top_k) < 0:

@@ -108,6 +108,8 @@ def build_parser() -> UsageParser:
     for name in ("top_k", "citations", "skill"):  # the turn's context pack, Sources, skill file
         add_setting(p, name)
     add_setting(p, "web")  # --web on|off: the turn's web search (agent/web)
+    for name in ("max_cost_per_turn", "max_tokens_per_turn"):  # --max-cost, --max-tokens-total (agent/cost_caps)
+        add_setting(p, name)
     p.add_argument("--out", metavar="VAR", help="also store the TurnResult in this variable")
     p.add_argument("-h", "--help", action="store_true", help="show this help")
     return p
@@ -148,6 +150,8 @@ def build_compare_parser() -> UsageParser:
                 help="what tools may do (default read-only; nobody can answer 'ask' prompts of parallel runs)")
     add_setting(p, "max_steps", help="model calls allowed per run")
     add_setting(p, "timeout", help="seconds allowed per run")
+    add_setting(p, "max_cost_per_turn", help="USD all runs together may spend (a call that could cross it is not made)")
+    add_setting(p, "max_tokens_per_turn", help="tokens (input + output) each run may use")
     p.add_argument("--out", metavar="VAR", help="also store the CompareResult in this variable")
     p.add_argument("-h", "--help", action="store_true", help="show this help")
     return p

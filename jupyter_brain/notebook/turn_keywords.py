@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from .budget import budget_caps
 from .skills import load_skill
 
 
@@ -24,6 +25,7 @@ def turn_keywords(options: Any, provider: Any, data_dir: str | Path, runtime: st
         "runtime_environment": runtime == "full",
         "skill_context": load_skill(data_dir, options.skill) if options.skill else None,
         "web_mode": options.web,  # --web on|off (agent/web)
+        "budget": budget_caps(options),  # --max-cost, --max-tokens-total, AgentMagics.max_cost_per_session
     }
 
 

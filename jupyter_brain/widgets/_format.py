@@ -126,6 +126,11 @@ def context_text(e: dict[str, Any]) -> str:
     return f"context {e.get('level')}: {tokens(e['tokens'])} tokens{share}"
 
 
+def budget_text(e: dict[str, Any]) -> str:
+    """``Budget: 80% of this turn's cost cap used: $0.0800 of $0.1000`` (a BudgetWarning)."""
+    return "Budget: " + str(e.get("message") or f"{e.get('spent')} of {e.get('cap')} used")
+
+
 def thinking_phase_text(e: dict[str, Any]) -> str:
     """One line for a thinking phase: strategy, tokens saved, model calls, fallback."""
     if not e.get("tokens_before") and e.get("fallback"):

@@ -276,6 +276,9 @@ class TextView:
     def _on_context_warning(self, e: Entry) -> None:
         self._line(f"  ◔ {fmt.context_text(e)}")
 
+    def _on_budget_warning(self, e: Entry) -> None:
+        self._line(f"  ⚠ {fmt.budget_text(e)}")
+
     def _on_compaction(self, e: Entry) -> None:
         self._line(f"  ⇣ {fmt.compaction_text(e)}")
 
@@ -420,6 +423,8 @@ def _turn_markdown(turn: list[Entry], header: Header) -> list[str]:
             blocks.append(f"<details><summary>{text[0].upper()}{text[1:]}</summary>\n\n{inner}\n\n</details>")
         elif etype == "context_warning":
             blocks.append(f"*{fmt.context_text(e)}*")
+        elif etype == "budget_warning":
+            blocks.append(f"*⚠ {fmt.budget_text(e)}*")
         elif etype == "context_pack":
             blocks.append(f"*{_context_pack_line(e)}*")
         elif etype == "citations" and saw_text:  # (else TurnEnd.text ends with them)

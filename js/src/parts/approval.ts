@@ -94,6 +94,12 @@ export class ApprovalCard {
   }
 }
 
+/** A budget cap mostly used (80 %): its message, e.g. "80% of this turn's cost cap used: $0.08 of $0.10". */
+export function budgetMarker(e: EventOf<"budget_warning">): HTMLElement {
+  const text = e.message || `${e.spent} of ${e.cap} used`;
+  return h("div", { class: "jb-budget-warning", role: "status" }, h("span", "", `⚠ Budget: ${text}`));
+}
+
 export function contextMarker(e: EventOf<"context_warning">): HTMLElement {
   const share = e.window ? ` (${Math.round((100 * e.tokens) / e.window)}% of ${e.window.toLocaleString("en-US")})` : "";
   const text =

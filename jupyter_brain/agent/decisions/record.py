@@ -56,6 +56,8 @@ def stop_reason(result: TurnResult, *, max_steps: int, timeout_s: float, redact:
         return "interrupted by the user"
     if status == "refused":
         return "the model declined to answer"
+    if status == "budget":
+        return "stopped before a model call that could cross a budget cap"
     message = " ".join((result.error or "unknown error").split())[:300]
     return "error: " + (redact or Redactor())(message)
 

@@ -20,6 +20,7 @@ TurnStatus = Literal[
     "error",  # provider error ended the turn
     "interrupted",  # Ctrl-C / kernel interrupt / cancellation
     "refused",  # the model declined to answer (stop_reason "refusal")
+    "budget",  # a cost or token cap: the next model call could have crossed it, so it was not made
 ]
 
 # "truncated": the model's output limit cut the call's arguments off; it was never run.
@@ -221,6 +222,19 @@ class ContextWarning(EventBase):
     window: int
 
 
+class BudgetWarning(EventBase):
+    """A budget cap is mostly used (``warn_at``, 80 %): ``spent`` of ``cap`` (USD or tokens)
+    for this turn, the session or a comparison's runs together; shown once per cap."""
+
+    type: Literal["budget_warning"] = "budget_warning"
+    step: int = 0
+    scope: Literal["turn", "tokens", "session", "comparison"]
+    unit: Literal["usd", "tokens"] = "usd"
+    spent: float
+    cap: float
+    message: str = ""
+
+
 class ApprovalRequest(EventBase):
     """A tool call waits for the user's decision (permission mode ``ask``)."""
 
@@ -316,6 +330,7 @@ Event = Annotated[
     | CompactionEvent
     | ThinkingPhaseEvent
     | ContextWarning
+    | BudgetWarning
     | ApprovalRequest
     | ApprovalDecision
     | MemoryRecall

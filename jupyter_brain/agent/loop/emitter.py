@@ -12,6 +12,7 @@ from typing import Any
 
 from ..callbacks import AgentCallbacks
 from ..events import ErrorEvent, EventBase, EventLog
+from ..hooks import StopTurn
 from ..redact import redact_value
 
 log = logging.getLogger("jupyter_brain.harness")
@@ -36,7 +37,7 @@ class EventEmitter:
         # The hooks' on_event (HookDispatcher.event_observers), called from here so an event
         # passes through nothing more; a failure is dropped and handed to ``observer_failed``.
         self.observers: tuple[Observer, ...] = ()
-        self.observer_failed: Callable[[Observer, Exception], None] | None = None
+        self.observer_failed: Callable[[Observer, BaseException], None] | None = None
         self.redact = redact
         self.seq = 0
         self.closing = False  # the turn is ending: a Ctrl-C from a callback cannot stop it any more
@@ -55,7 +56,8 @@ class EventEmitter:
         for observe in self.observers:
             try:
                 observe(event)
-            except Exception as exc:  # noqa: BLE001 - reported once by the dispatcher, then left out
+            except (Exception, StopTurn) as exc:  # noqa: BLE001 - reported once by the dispatcher, then left out
+                # (an event cannot stop the turn: StopTurn counts only at the points that may)
                 self.observers = tuple(o for o in self.observers if o is not observe)
                 if self.observer_failed is not None:
                     self.observer_failed(observe, exc)

@@ -36,7 +36,18 @@ from ..events import (
 )
 from ..executor import ToolTurnState
 from ..history import answer_unanswered_calls
-from ..hooks import Answer, HistoryView, HookDispatcher, ModelRequest, Sources, ToolOffer, TurnContext
+from ..hooks import (
+    Answer,
+    CheckedProvider,
+    HistoryView,
+    HookDispatcher,
+    ModelRequest,
+    Sources,
+    Spent,
+    StopTurn,
+    ToolOffer,
+    TurnContext,
+)
 from ..redact import Redactor
 from ..reflection import ReflectionResult
 from ..request_snapshot import RequestCapture
@@ -82,6 +93,8 @@ class Turn:
         self.totals: dict[str, int] = dict.fromkeys(Usage.model_fields, 0)  # the turn's Usage, as ints
         self.usage_estimated = False  # any call's usage was counted locally (Usage.estimated)
         self.cost: float | None = 0.0
+        self.side_tokens = 0  # tokens of the hooks' own calls (charge_usage), not in ``totals``
+        self.stop_message: str | None = None  # a hook's StopTurn: the turn's final text
         self.steps: list[StepRecord] = []
         self.tool_calls: list[ToolCallRecord] = []
         self.reflections: list[ReflectionResult] = []
@@ -132,6 +145,7 @@ class Turn:
             prompt=self.provenance.as_dict(), workspace=setup.workspace, sources=self.sources,
             tools_offered=[], emit=self.emit, charge_usage=self._charge_usage, record=self._record,
             time_left=self.budget.remaining_s, redact=self._clean, add_tool_call=self.tool_calls.append,
+            spent=self._spent, check_call=lambda request: self.hooks.before_model_call(request),
         )
 
     # the loop ------------------------------------------------------------------------
@@ -144,6 +158,8 @@ class Turn:
             self.fitter.layers = self.hooks.context_layers()
             while self._next_step():
                 pass
+        except StopTurn as stop:  # a hook ended the turn (a budget cap …): its status, its words
+            self.status, self.stop_message = stop.status, stop.message  # type: ignore[assignment]
         except ProviderError as exc:
             self.status, self.error = "error", str(exc)
             self.emit(ErrorEvent(step=self.step, kind=exc.kind, message=self._clean(str(exc)), recoverable=False))
@@ -196,7 +212,11 @@ class Turn:
         result = outcome.result
         if result.stop_reason == "refusal":
             self.status, result = "refused", refusal_answer(result)
-        result = self.hooks.after_model_call(step, result)
+        try:
+            result = self.hooks.after_model_call(step, result)
+        except StopTurn:  # the call was made: its usage and cost are the turn's all the same
+            self._add_usage(result.usage)
+            raise
         self.messages.append(result.to_message())
         self._record_step(result, step)
         # Stated uncertainty only matters while the model can still act on it.
@@ -252,14 +272,16 @@ class Turn:
         )
 
     def _model_call(self, request: list[Message], step: int) -> ModelCall:
-        call = self.hooks.before_model_call(ModelRequest(step, request, self.tool_schemas))  # each attempt
         native = self.native_thinking
+        thinking_budget = self.settings.level.token_budget if native else 0
+        call = self.hooks.before_model_call(  # each attempt
+            ModelRequest(step, request, self.tool_schemas, thinking_budget=thinking_budget))
         return ModelCall(
             provider=self.provider, request=call.messages, tool_schemas=call.tool_schemas, step=step,
             emit=self.emit, callbacks=self.setup.callbacks,
             strategy=StrategyFeed(self.settings.reasoning_strategy, self.strategy_steps, step, self.emit),
             timeout_s=max(1.0, self.budget.remaining_s()),
-            thinking_budget=self.settings.level.token_budget if native else 0,
+            thinking_budget=thinking_budget,
             cancel=self.cancel, budget=self.budget,
             announced=self.announced,
         )
@@ -302,7 +324,18 @@ class Turn:
         cost = self.setup.price(usage, self.turn_id, provider=provider, thinking_phase=thinking_phase)
         if not self.emit.closing:
             self.cost = None if (cost is None or self.cost is None) else self.cost + cost
+            self.side_tokens += usage.total_input_tokens + usage.output_tokens
         return cost
+
+    def _spent(self) -> Spent:
+        """What every model call of the turn used so far (``ctx.spent``)."""
+        t = self.totals
+        tokens = t["input_tokens"] + t["cache_read_tokens"] + t["cache_creation_tokens"] + t["output_tokens"]
+        return Spent(tokens=tokens + self.side_tokens, cost_usd=self.cost)
+
+    def _checked(self, purpose: str) -> CheckedProvider:
+        """The turn's provider for a side call, seen by the hooks' ``before_model_call`` first."""
+        return CheckedProvider(self.provider, self.ctx.check_call, purpose, lambda: self.step)
 
     def _record(self, kind: str, data: dict[str, Any]) -> None:
         """A hook's record beside the event log (none without a log)."""
@@ -312,7 +345,7 @@ class Turn:
     def _summarize(self, old: list[Message]) -> str:
         """The compaction summary, written by the turn's own model (its cost is the turn's)."""
         timeout = max(1.0, min(60.0, self.budget.remaining_s()))
-        result = self.provider.generate(summary_request(old), [], timeout_s=timeout)
+        result = self._checked("compaction").generate(summary_request(old), [], timeout_s=timeout)
         self._add_usage(result.usage)
         if not result.text.strip():
             raise ValueError("the model returned an empty summary")
@@ -322,7 +355,8 @@ class Turn:
         trigger = self.thinking.reflection_trigger()
         if trigger is None:
             return
-        result = self.setup.reflection.reflect(self.messages, self.tool_state.results, self.budget)
+        result = self.setup.reflection.reflect(self.messages, self.tool_state.results, self.budget,
+                                               provider=self._checked("reflection"))
         result.trigger = trigger
         skipped = result.reflection.startswith("[") and result.reflection.endswith("]")
         if skipped:
@@ -349,7 +383,9 @@ class Turn:
             emit(ToolCallEnd(step=self.step, call_id=call["id"], name=call["name"], status="interrupted",
                              error="the turn ended before this tool finished"))
         if self.status not in ("completed", "refused"):  # a refusal is its own answer
-            self.final_text = explain_stop(self.status, self.settings, self._clean(self.error or "unknown error"))
+            # A hook's StopTurn says why in its own words; the loop's own stops in explain_stop's.
+            self.final_text = (f"[{self._clean(self.stop_message)}]" if self.stop_message is not None else
+                               explain_stop(self.status, self.settings, self._clean(self.error or "unknown error")))
             # Join an unfinished answer, unless it is already in the log (then add a message).
             last = messages[-1]
             if len(messages) > self.persisted and last.get("role") == "assistant" and not last.get("tool_calls"):

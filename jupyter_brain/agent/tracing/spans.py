@@ -81,7 +81,8 @@ class TurnTracer(TurnHook):
         self.last_ns = max(self.last_ns, ns)
 
     def before_model_call(self, ctx: TurnContext, request: ModelRequest) -> ModelRequest:
-        self.mark("llm", request.step)  # the call (this attempt) begins: its span's start
+        if request.purpose == "step":  # side calls (compaction, reflection …) have spans of their own
+            self.mark("llm", request.step)  # the call (this attempt) begins: its span's start
         return request
 
     def mark(self, name: str, step: int) -> None:

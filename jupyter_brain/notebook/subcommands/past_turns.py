@@ -6,6 +6,7 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
+from ..budget import budget_lines
 from ..views import agent_view, close_view
 from .text import clip, count_arg
 
@@ -15,6 +16,7 @@ def cmd_cost(magics: Any, rest: list[str]) -> None:
     tracker = session.cost_tracker
     if not tracker.turns:
         print(f"session {session.name}: no turns in this kernel yet")
+        print(*budget_lines(magics, session.name), sep="\n")  # spent in every kernel, against the caps
         return
     for i, turn in enumerate(tracker.turns, 1):
         u = turn.usage
@@ -30,6 +32,7 @@ def cmd_cost(magics: Any, rest: list[str]) -> None:
     total = tracker.total_cost_usd
     approx = "  ≈ estimated in part" if tracker.total_usage.estimated else ""
     print(f"total: {'price unknown' if total is None else f'${total:.4f}'}{approx}")
+    print(*budget_lines(magics, session.name), sep="\n")
 
 
 def cmd_log(magics: Any, rest: list[str]) -> None:
@@ -86,6 +89,8 @@ def event_line(e: Any) -> str:
         detail = clip(e.user_message, 70)
     elif e.type == "turn_end":
         detail = f"{e.status}: {clip(e.text, 60)}"
+    elif e.type == "budget_warning":
+        detail = e.message
     elif e.type == "usage":
         detail = f"in {e.input_tokens} out {e.output_tokens}"
     return f"{head}  {detail}".rstrip()

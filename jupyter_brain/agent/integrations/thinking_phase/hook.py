@@ -16,7 +16,7 @@ from ....foundation.tokens import TokenCounter
 from ....providers.base import Usage
 from ...context.compaction import CompactionStrategy
 from ...events import ThinkingPhaseEvent
-from ...hooks import HistoryView, TurnContext, TurnHook
+from ...hooks import CheckedProvider, HistoryView, TurnContext, TurnHook
 from ...thinking_phase.processor import ThinkingProcessor
 
 Message = dict[str, Any]
@@ -36,7 +36,9 @@ class ThinkingPhaseIntegration:
     counter: TokenCounter
 
     def for_turn(self, ctx: TurnContext) -> TurnHook | None:
-        processor = ThinkingProcessor(self.strategy, provider=self.provider, counter=self.counter)
+        # Its calls pass the turn's before_model_call first (a budget cap counts them too).
+        checked = None if self.provider is None else CheckedProvider(self.provider, ctx.check_call, "thinking_phase")
+        processor = ThinkingProcessor(self.strategy, provider=checked, counter=self.counter)
         return ThinkingPhaseHook(processor, self.provider)
 
 
