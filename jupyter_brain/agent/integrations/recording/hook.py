@@ -1,0 +1,43 @@
+"""Each turn's recording, kept where the next run finds it (issue #24).
+
+The provider of a notebook turn is a ``ReplayingProvider``; it records every model call
+(replayed or live) with its request's fingerprint. This plug-in writes that recording to
+the event log (a ``recording`` record: cell key, session, turn) once the turn is over, and
+says in ``TurnResult.replay`` whether the turn was replayed. Turns with another provider
+are not recorded (``for_turn`` returns None).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from ....providers.replay import ReplayingProvider
+from ...hooks import TurnContext, TurnHook
+from ...results import TurnResult
+
+RECORD_KIND = "recording"
+
+
+class RecordingIntegration:
+    name: ClassVar[str] = "recording"
+
+    def for_turn(self, ctx: TurnContext) -> TurnHook | None:
+        provider = ctx.provider
+        return RecordingHook(provider) if isinstance(provider, ReplayingProvider) else None
+
+
+class RecordingHook(TurnHook):
+    name = "recording"
+    logger = "jupyter_brain.replay"
+
+    def __init__(self, provider: ReplayingProvider) -> None:
+        self.provider = provider
+
+    def result_fields(self, ctx: TurnContext) -> Mapping[str, Any]:
+        return {"replay": self.provider.state}
+
+    def after_turn(self, ctx: TurnContext, result: TurnResult) -> None:
+        recording = self.provider.recording()
+        if recording.calls:
+            ctx.record(RECORD_KIND, {"cell": recording.cell, "turn_id": ctx.turn_id, "recording": recording.dump()})
