@@ -30,8 +30,20 @@ def replay_mode(options: Any, args: Any) -> str:
 
 
 def cell_source(line: str, cell: str) -> str:
-    """The cell as its recordings know it: the magic's flags and the prompt as written."""
-    return f"%%agent {line.strip()}\n{cell.strip()}"
+    """The cell as its recordings know it: the magic's flags and the prompt as written,
+    without ``--replay`` / ``--rerun`` (adding one must still find the cell's recording)."""
+    words, kept = line.split(), []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif word == "--rerun" or word.startswith("--replay="):
+            continue
+        elif word == "--replay":
+            skip = True
+        else:
+            kept.append(word)
+    return f"%%agent {' '.join(kept)}\n{cell.strip()}"
 
 
 def replaying_provider(magics: Any, options: Any, args: Any, source: str, user_ns: dict[str, Any],

@@ -210,7 +210,8 @@ class ReplayingProvider:
             return
         failed = f"{REPLAYED}:{self._recorded('model')}" if self._recorded("model") else REPLAYED
         try:
-            listener(FallbackNotice(failed=failed, next=provider_label(self._live), kind="changed", message=message))
+            listener(FallbackNotice(failed=failed, next=provider_label(self._live), kind=self.changed or "changed",
+                                    message=message))
         except Exception:  # noqa: BLE001 - a listener's failure is not the call's
             pass
 
