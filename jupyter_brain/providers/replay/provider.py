@@ -61,6 +61,8 @@ class ReplayingProvider:
         self.live_calls = 0
         self.changed: str | None = None  # why the turn went live (or stopped)
         self._mismatch = ""  # the same, with where
+        self._pending = ""  # a switch to live not reported yet
+        self._strict_stop = ""  # strict mode's message, once it stopped
 
     # what the turn reads ---------------------------------------------------------------
     @property
@@ -163,9 +165,12 @@ class ReplayingProvider:
                 self._steps += 1
             if not self._replaying:
                 if self.mode == "strict":  # strict never calls the model
-                    self.changed = self.changed or "this cell has no recording (in the notebook or the event log)"
-                    raise ReplayMismatch(f"--replay strict: {self.changed}; run it with --replay auto or --rerun "
-                                         "to call the model", kind="other")
+                    if not self._strict_stop:
+                        self.changed = "this cell has no recording (in the notebook or the event log)"
+                        self._strict_stop = (f"--replay strict: {self.changed}; run it with --replay auto or "
+                                             "--rerun to call the model")
+                    raise ReplayMismatch(self._strict_stop, kind="other")
+                self._report_pending()
                 return request, kind, None
             call = self._matching(request, kind)
             if call is not None:
@@ -174,13 +179,15 @@ class ReplayingProvider:
                 self.calls.append(call)
                 return request, kind, call.result().model_copy(update={"usage": Usage()})
             self._replaying = False
-            self.changed = self._why(request)
+            self.changed = self._why(request, kind)
             where = f"step {self._steps}" if kind == "step" else f"a {kind} call (step {self._steps})"
             message = self._mismatch = f"the recording of this cell no longer matches at {where}: {self.changed}"
         if self.mode == "strict":
-            raise ReplayMismatch(f"--replay strict: {message}; run it with --replay auto to go on live "
-                                 "from there, or --rerun", kind="other")
-        self._report_switch(message)
+            self._strict_stop = (f"--replay strict: {message}; run it with --replay auto to go on live "
+                                 "from there, or --rerun")
+            raise ReplayMismatch(self._strict_stop, kind="other")
+        self._pending = message
+        self._report_pending()
         return request, kind, None
 
     def _matching(self, request: RequestFingerprint, kind: str) -> RecordedCall | None:
@@ -197,17 +204,24 @@ class ReplayingProvider:
             return calls[self._cursor]
         return None
 
-    def _why(self, request: RequestFingerprint) -> str:
+    def _why(self, request: RequestFingerprint, kind: str) -> str:
         recording = self._chosen or self._candidates[0]
         if self._cursor >= len(recording.calls):
             return f"the recording ends after {len(recording.calls)} model calls"
+        if kind != "step" and self._cursor > 0:
+            # The step before matched and its response was replayed: what this call reads
+            # anew is that step's tool results.
+            return f"a tool result of step {self._steps} changed (the {kind} reads it)"
         recorded = recording.calls[self._cursor]
         return what_changed(recorded.parts, request.parts, self.flags, recording.flags)
 
-    def _report_switch(self, message: str) -> None:
-        listener = self._listener
-        if listener is None or self._live is None:
+    def _report_pending(self) -> None:
+        """The switch to live, reported once a listener is there (a step's call: a mismatch
+        found at a reflection or a summary is shown with the next step)."""
+        message, listener = self._pending, self._listener
+        if not message or listener is None or self._live is None:
             return
+        self._pending = ""
         failed = f"{REPLAYED}:{self._recorded('model')}" if self._recorded("model") else REPLAYED
         try:
             listener(FallbackNotice(failed=failed, next=provider_label(self._live), kind=self.changed or "changed",
