@@ -51,3 +51,10 @@ def test_meaning_changes_the_fingerprint_and_is_named():
 def test_meaningful_system_layers_count():
     with_memory = [*request(), {"role": "system", "kind": "memory", "content": "The user likes bars."}]
     assert fingerprint(with_memory, TOOLS).value != fingerprint(request(), TOOLS).value
+
+
+def test_object_addresses_in_tool_results_do_not_count():
+    one = fingerprint(request(result="<function f at 0x7f3a2b1c0d10>"), TOOLS)
+    other = fingerprint(request(result="<function f at 0x7f99aa00bb20>"), TOOLS)
+    assert one.value == other.value
+    assert fingerprint(request(result="<function g at 0x7f99aa00bb20>"), TOOLS).value != one.value

@@ -12,7 +12,8 @@ Left out, because they change without changing the question: the system prompt i
 (it follows from the flags, and names the working folder), the ``runtime`` layer (today's
 date, the Python version) and the ``workspace`` layer (the folder listing, variables);
 tool-call ids (renumbered in order of appearance), thinking signatures, a provider's own
-blocks (``native_content``) and image bytes (a figure's PNG differs by machine).
+blocks (``native_content``), image bytes (a figure's PNG differs by machine) and object
+addresses in tool results (``<function f at 0x7f…>``).
 
 Besides the whole fingerprint, a request has short ``parts`` (flags, tools, history,
 prompt, each tool result) so that a mismatch can say *what* changed.
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +31,7 @@ from typing import Any
 Message = dict[str, Any]
 
 VOLATILE_KINDS = frozenset({"workspace", "runtime"})  # fresh layers left out: date, folder listing
+_ADDRESS = re.compile(r"\bat 0x[0-9a-fA-F]{4,}")  # a repr's object address: new in every kernel
 PART_CHARS = 16  # a part's hash is short: it only has to tell versions of one request apart
 
 
@@ -85,6 +88,7 @@ def _normalized(message: Message, ids: _Ids) -> dict[str, Any]:
             out["tool_calls"] = [{"id": ids(c.get("id")), "name": c.get("name"), "arguments": c.get("arguments")}
                                  for c in calls]
     if role == "tool":
+        out["content"] = _ADDRESS.sub("at 0x…", str(out["content"]))
         out.update(id=ids(message.get("tool_call_id")), name=message.get("name"),
                    is_error=bool(message.get("is_error")), images=len(message.get("images") or []))
     return out
