@@ -1,5 +1,5 @@
 """A turn's recording in the event log, for replay (on ``providers/replay``)."""
 
-from .hook import RECORD_KIND, RecordingIntegration
+from .hook import RecordingIntegration
 
-__all__ = ["RECORD_KIND", "RecordingIntegration"]
+__all__ = ["RecordingIntegration"]
