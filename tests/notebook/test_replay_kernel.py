@@ -216,3 +216,14 @@ def test_a_shared_notebook_reruns_elsewhere_another_day_with_no_key(tmp_path, mo
     assert again["calls"] == 0
     assert again["texts"] == first["texts"] and again["drop"] == "feb"
     assert again["replay"] == ["replayed", "replayed"]
+
+
+def test_strict_with_an_edited_prompt_stops_that_cell(recorded, tmp_path):
+    path, first = recorded
+    edited = "%%agent --provider bot --out a2\nWhere is that month stored?"
+    setup = setup_cell(tmp_path / "data-fresh", "Refusing()", extra='%config AgentMagics.replay = "strict"')
+    again, nb = rerun(path, setup, second=edited)
+    assert again["calls"] == 0
+    assert again["replay"] == ["replayed", "stopped"] and again["texts"][0] == first["texts"][0]
+    assert "--replay strict: this cell has no recording" in agent_markdown(nb, 2)
+    assert "its prompt or flags changed since it was saved" in agent_markdown(nb, 2)

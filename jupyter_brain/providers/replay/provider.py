@@ -166,7 +166,8 @@ class ReplayingProvider:
             if not self._replaying:
                 if self.mode == "strict":  # strict never calls the model
                     if not self._strict_stop:
-                        self.changed = "this cell has no recording (in the notebook or the event log)"
+                        self.changed = ("this cell has no recording (none in the notebook or the event log has "
+                                        "its source: its prompt or flags changed since it was saved, or it never ran)")
                         self._strict_stop = (f"--replay strict: {self.changed}; run it with --replay auto or "
                                              "--rerun to call the model")
                     raise ReplayMismatch(self._strict_stop, kind="other")
