@@ -73,3 +73,43 @@ def test_replay_flags_are_not_part_of_the_cell():
     assert cell_source("--rerun --provider bot --think low", " Which month?") == plain
     assert cell_source("--provider bot --replay=off --think low", "Which month?") == plain
     assert cell_source("--provider bot --think high", "Which month?") != plain
+
+
+class _Magics:
+    """What replaying_provider reads of AgentMagics."""
+
+    def __init__(self, log):
+        self.notebook, self.shell = "", None
+        self.manager = type("Manager", (), {"event_log": log})()
+
+
+def _options(replay: str = "auto"):
+    from jupyter_brain.notebook.replay import REQUEST_FLAGS
+
+    return type("Options", (), {"replay": replay, **dict.fromkeys(REQUEST_FLAGS, None)})()
+
+
+def _args(rerun: bool = False):
+    return type("Args", (), {"rerun": rerun})()
+
+
+def test_a_missing_live_provider_waits_until_a_turn_needs_it(tmp_path, monkeypatch):
+    import pytest
+    from IPython.core.error import UsageError
+
+    from jupyter_brain.notebook.replay import output_metadata, replaying_provider
+
+    monkeypatch.chdir(tmp_path)
+    source = cell_source("--provider anthropic", "Which month?")
+    log = EventLog(":memory:")
+
+    def no_key():
+        raise UsageError("%%agent: no Anthropic API key")
+
+    with pytest.raises(UsageError):  # nothing to replay: the error as before
+        replaying_provider(_Magics(log), _options(), _args(), source, {}, no_key)
+    log.add_record("recording", {"cell": cell_key(source), "recording": recording(source, "fp").dump()})
+    provider = replaying_provider(_Magics(log), _options(), _args(), source, {}, no_key)
+    assert provider.live is None and provider.name == "replayed" and output_metadata(provider) == {}
+    with pytest.raises(UsageError):  # --rerun: no recording is used, so the key is needed now
+        replaying_provider(_Magics(log), _options(), _args(rerun=True), source, {}, no_key)
