@@ -19,7 +19,7 @@ from .memory import memory_roles
 from .options import options_for
 from .parsers import agent_parser, split_flags
 from .providers import resolve_provider
-from .replay import cell_source, output_metadata, replaying_provider
+from .replay import approver_with_recording, cell_source, output_metadata, replaying_provider
 from .turn_keywords import prompt_directory, turn_keywords
 from .views import agent_view, close_view
 
@@ -62,7 +62,7 @@ def run_agent_cell(magics: Any, line: str, cell: str, *, interpolate_prompt: boo
             provider,
             cell_tools(user_ns, store),
             options,
-            approver=approver_for(view, magics.approval_timeout),
+            approver=approver_with_recording(approver_for(view, magics.approval_timeout), provider),
             workspace=workspace_for(user_ns, magics.workspace_tokens, magics.workspace_dir),
             working_directory=os.getcwd(), prompt_directory=prompt_directory(magics.runtime),
             secrets=provider_secrets(provider),

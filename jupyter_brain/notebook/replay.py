@@ -71,3 +71,18 @@ def output_metadata(provider: Any) -> dict[str, Any]:
     if not isinstance(provider, ReplayingProvider) or not provider.calls:
         return {}
     return {"jupyter_brain": {"recording": provider.recording().dump()}}
+
+
+def approver_with_recording(approver: Any, provider: ReplayingProvider) -> Any:
+    """The cell's approver, except for a replayed tool call that ran when the turn was
+    recorded: the same call after the same conversation, allowed then, runs again without a
+    card (so Run All and headless runs replay what the user approved). Anything else asks."""
+    from ..agent.executor import Approval
+
+    def approve(call: Any, spec: Any, arguments: Any) -> Any:
+        if provider.ran_when_recorded(str(call.id)):
+            return Approval(True, by="policy", channel="replay", reason="allowed when this turn was recorded")
+        return approver(call, spec, arguments)
+
+    approve.timeout_s = getattr(approver, "timeout_s", 0)  # type: ignore[attr-defined]  # the harness reads it
+    return approve

@@ -227,3 +227,18 @@ def test_strict_with_an_edited_prompt_stops_that_cell(recorded, tmp_path):
     assert again["replay"] == ["replayed", "stopped"] and again["texts"][0] == first["texts"][0]
     assert "--replay strict: this cell has no recording" in agent_markdown(nb, 2)
     assert "its prompt or flags changed since it was saved" in agent_markdown(nb, 2)
+
+
+def test_a_tool_call_allowed_when_recorded_runs_again_without_asking(tmp_path, monkeypatch):
+    for var in KEYS:
+        monkeypatch.delenv(var, raising=False)
+    first_cell = FIRST.replace(" --permission auto", "")  # asks (the default): nobody can answer here
+    nb = notebook(setup_cell(tmp_path / "data-first", f"ScriptedProvider({SCRIPT})",
+                             extra='%config AgentMagics.permission = "auto"'), first=first_cell)
+    path = tmp_path / "analysis.ipynb"
+    first = execute(nb, tmp_path)
+    assert first["drop"] == "feb"
+    nbformat.write(nb, path)
+    again, _ = rerun(path, setup_cell(tmp_path / "data-fresh", "Refusing()"), first=first_cell)
+    assert again["calls"] == 0 and again["replay"] == ["replayed", "replayed"]
+    assert again["drop"] == "feb" and again["texts"] == first["texts"]

@@ -107,3 +107,30 @@ def test_off_and_other_flags_go_live(recording):
     live = ScriptedProvider([{"text": "", "tool_calls": [{"name": "peek", "arguments": {}}]}, "It is 1."])
     result, _ = run(ReplayingProvider(live, [recording], flags={"think": "high"}))
     assert result.replay == "live" and len(live.calls) == 4  # the first request differs already
+
+
+def test_only_tool_calls_that_ran_when_recorded_count_as_allowed():
+    @tool(effect="execute")
+    def poke() -> str:
+        """Change something."""
+        return "poked"
+
+    def turn(provider: ReplayingProvider, approve: bool) -> Any:
+        registry = AgentToolRegistry([poke], permission_mode="ask")
+        harness = AgentHarness(provider, registry, EventLog(":memory:"), approver=lambda *a: approve)
+        return harness.run_turn("s", [], "Poke it.")
+
+    script = [{"text": "", "tool_calls": [{"name": "poke", "arguments": {}}]}, "Done."]
+    denied = ReplayingProvider(ScriptedProvider(script), cell="k")
+    assert turn(denied, False).tool_calls[0].status == "denied"
+    allowed = ReplayingProvider(ScriptedProvider(script), cell="k")
+    assert turn(allowed, True).tool_calls[0].status == "ok"
+    assert denied.recording().ran == [] and allowed.recording().ran == ["call_1"]
+
+    replay = ReplayingProvider(MustNotBeCalled(), [allowed.recording()])
+    asked: list[str] = []
+    harness = AgentHarness(replay, AgentToolRegistry([poke], permission_mode="ask"), EventLog(":memory:"),
+                           approver=lambda call, *a: asked.append(call.id) or replay.ran_when_recorded(call.id))
+    assert harness.run_turn("s", [], "Poke it.").replay == "replayed"
+    assert asked == ["call_1"]
+    assert not ReplayingProvider(MustNotBeCalled(), [denied.recording()]).ran_when_recorded("call_1")

@@ -62,6 +62,8 @@ class ReplayingProvider:
         self.changed: str | None = None  # why the turn went live (or stopped)
         self._mismatch = ""  # the same, with where
         self._pending = ""  # a switch to live not reported yet
+        self._replayed_ids: set[str] = set()  # tool calls of the responses replayed in this turn
+        self._ran: list[str] = []  # tool calls of this turn that ran (``tool_ran``)
         self._strict_stop = ""  # strict mode's message, once it stopped
 
     # what the turn reads ---------------------------------------------------------------
@@ -115,6 +117,18 @@ class ReplayingProvider:
             raise AttributeError(name)
         return getattr(self.__dict__["_live"], name)
 
+    def tool_ran(self, call_id: str) -> None:
+        """A tool call of this turn ran (the recording integration tells, from ``ToolCallEnd``)."""
+        with self._lock:
+            self._ran.append(call_id)
+
+    def ran_when_recorded(self, call_id: str) -> bool:
+        """This call comes from a replayed response, and it ran when the turn was recorded:
+        the same call, with the same arguments, after the same conversation, was allowed
+        then (a notebook's approver lets it run again without asking)."""
+        chosen = self._chosen
+        return call_id in self._replayed_ids and chosen is not None and call_id in chosen.ran
+
     def exact_input_tokens(self, messages: list[Message], tools: list[ToolSchema]) -> int | None:
         """Counted by the live API only once the turn is live (a replay makes no call)."""
         if self._replaying or not isinstance(self._live, ExactTokenCount):
@@ -126,7 +140,7 @@ class ReplayingProvider:
         base = self._chosen or (self._candidates[0] if self._candidates else None)
         live = self._live
         return TurnRecording(
-            cell=self.cell, flags=self.flags, calls=list(self.calls),
+            cell=self.cell, flags=self.flags, calls=list(self.calls), ran=list(self._ran),
             provider=str(getattr(live, "name", "") if live is not None else (base.provider if base else "")),
             model=str(getattr(live, "model", "") if live is not None else (base.model if base else "")),
             native_thinking=self.supports_native_thinking,
@@ -178,7 +192,9 @@ class ReplayingProvider:
                 self._cursor += 1
                 self.replayed_calls += 1
                 self.calls.append(call)
-                return request, kind, call.result().model_copy(update={"usage": Usage()})
+                result = call.result()
+                self._replayed_ids.update(c.id for c in result.tool_calls)
+                return request, kind, result.model_copy(update={"usage": Usage()})
             self._replaying = False
             self.changed = self._why(request, kind)
             where = f"step {self._steps}" if kind == "step" else f"a {kind} call (step {self._steps})"

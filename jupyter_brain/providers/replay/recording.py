@@ -58,6 +58,7 @@ class TurnRecording(BaseModel):
     native_thinking: bool = False
     flags: dict[str, Any] = Field(default_factory=dict)
     calls: list[RecordedCall] = Field(default_factory=list)
+    ran: list[str] = Field(default_factory=list)  # ids of the tool calls that ran (not denied, not blocked)
 
     def dump(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_defaults=True)

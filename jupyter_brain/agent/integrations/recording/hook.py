@@ -3,7 +3,8 @@
 The provider of a notebook turn is a ``ReplayingProvider``; it records every model call
 (replayed or live) with its request's fingerprint. This plug-in writes that recording to
 the event log (a ``recording`` record: cell key, session, turn) once the turn is over, and
-says in ``TurnResult.replay`` whether the turn was replayed. Turns with another provider
+says in ``TurnResult.replay`` whether the turn was replayed. It also tells the provider
+which tool calls ran (``ToolCallEnd``), so the recording knows which were allowed. Turns with another provider
 are not recorded (``for_turn`` returns None).
 """
 
@@ -13,10 +14,12 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ....providers.replay import ReplayingProvider
+from ...events import EventBase, ToolCallEnd
 from ...hooks import TurnContext, TurnHook
 from ...results import TurnResult
 
 RECORD_KIND = "recording"
+NOT_RUN = frozenset({"denied", "blocked", "invalid", "truncated", "interrupted"})  # a tool call that did not run
 
 
 class RecordingIntegration:
@@ -33,6 +36,10 @@ class RecordingHook(TurnHook):
 
     def __init__(self, provider: ReplayingProvider) -> None:
         self.provider = provider
+
+    def on_event(self, ctx: TurnContext, event: EventBase) -> None:
+        if isinstance(event, ToolCallEnd) and event.status not in NOT_RUN:
+            self.provider.tool_ran(event.call_id)
 
     def result_fields(self, ctx: TurnContext) -> Mapping[str, Any]:
         return {"replay": self.provider.state}
