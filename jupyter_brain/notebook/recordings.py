@@ -9,8 +9,9 @@ notebook's path, so the notebook files searched are, in order:
 2. ``__vsc_ipynb_file__`` (VS Code sets it in the namespace);
 3. ``JPY_SESSION_NAME`` (jupyter-server sets it for a notebook's kernel: JupyterLab,
    Notebook 7; absolute, or relative to the working directory);
-4. every other ``.ipynb`` file of the working directory (nbconvert and papermill start
-   the kernel in the notebook's folder and set neither).
+4. when none of these names an existing file: every ``.ipynb`` file of the working
+   directory (nbconvert and papermill start the kernel in the notebook's folder and set
+   neither).
 
 The candidates of a cell, most specific first: the saved cell with the same cell id
 (JupyterLab's ``cellId``), the event log's recordings of the same cell source (newest
@@ -61,14 +62,13 @@ def notebook_path(user_ns: dict[str, Any], setting: str = "") -> Path | None:
 
 
 def notebook_files(own: Path | None) -> list[Path]:
-    """The kernel's notebook first, then the working directory's other notebooks."""
-    files = [own] if own is not None else []
+    """The kernel's notebook when it is known, else the working directory's notebooks."""
+    if own is not None:
+        return [own]
     try:
-        folder = sorted(Path.cwd().glob("*.ipynb"))[:MAX_FILES]
+        return sorted(Path.cwd().glob("*.ipynb"))[:MAX_FILES]
     except OSError:
-        folder = []
-    seen = {p.resolve() for p in files}
-    return files + [p for p in folder if p.resolve() not in seen]
+        return []
 
 
 def saved_recordings(path: Path) -> list[SavedRecording]:

@@ -39,7 +39,9 @@ def test_the_notebook_is_found_from_the_setting_vs_code_or_jupyter_server(tmp_pa
     assert notebook_path({}) == tmp_path / "c.ipynb"
     assert notebook_path({"__vsc_ipynb_file__": str(tmp_path / "b.ipynb")}) == tmp_path / "b.ipynb"
     assert notebook_path({"__vsc_ipynb_file__": str(tmp_path / "b.ipynb")}, "a.ipynb") == tmp_path / "a.ipynb"
-    assert notebook_files(tmp_path / "b.ipynb") == [tmp_path / "b.ipynb", tmp_path / "a.ipynb", tmp_path / "c.ipynb"]
+    assert notebook_files(tmp_path / "b.ipynb") == [tmp_path / "b.ipynb"]  # its own notebook only
+    monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "renamed since.ipynb"))  # no such file: the folder's
+    assert notebook_files(notebook_path({})) == [tmp_path / "a.ipynb", tmp_path / "b.ipynb", tmp_path / "c.ipynb"]
 
 
 def test_candidates_by_cell_id_then_the_log_then_the_source(tmp_path, monkeypatch):
