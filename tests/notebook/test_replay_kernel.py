@@ -242,3 +242,20 @@ def test_a_tool_call_allowed_when_recorded_runs_again_without_asking(tmp_path, m
     again, _ = rerun(path, setup_cell(tmp_path / "data-fresh", "Refusing()"), first=first_cell)
     assert again["calls"] == 0 and again["replay"] == ["replayed", "replayed"]
     assert again["drop"] == "feb" and again["texts"] == first["texts"]
+
+
+def test_nbconvert_execute_replays_the_saved_notebook(recorded, tmp_path):
+    import subprocess
+    import sys
+
+    path, first = recorded
+    nb = nbformat.read(path, as_version=4)
+    nb.cells[0].source = setup_cell(tmp_path / "data-fresh", "Refusing()")
+    nbformat.write(nb, path)  # the file nbconvert reads carries the recordings in its outputs
+    out = subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute",
+                          "--output", "executed.ipynb", str(path)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    executed = nbformat.read(path.parent / "executed.ipynb", as_version=4)
+    text = "".join(o.get("text", "") for o in executed.cells[-1].outputs if o.output_type == "stream")
+    again = json.loads(text.strip().splitlines()[-1])
+    assert again["calls"] == 0 and again["texts"] == first["texts"] and again["replay"] == ["replayed", "replayed"]
