@@ -154,7 +154,7 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             "always live (off); stop where the recording no longer matches (strict)", choices=REPLAY_CHOICES,
             flag="--replay"),
     Setting("notebook", str, "", "the notebook file whose saved recordings replay (default: the kernel's own, "
-            "found from VS Code or jupyter-server, and the working directory's notebooks)", agent_config=False),
+            "found from VS Code or jupyter-server; else the working directory's notebooks)", agent_config=False),
 )}
 
 #: The keys of ``%agent config`` (and the fields of ``AgentOptions``), in order.
