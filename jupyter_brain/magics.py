@@ -64,6 +64,8 @@ class AgentMagics(Magics):
     workspace_tokens = setting_trait("workspace_tokens")
     workspace_dir = setting_trait("workspace_dir")
     runtime = setting_trait("runtime")
+    replay = setting_trait("replay")
+    notebook = setting_trait("notebook")
 
     _CONFIG_KEYS = CONFIG_KEYS  # the keys of `%agent config`
 

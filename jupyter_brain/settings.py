@@ -34,6 +34,7 @@ WEB_CHOICES = ("on", "off")  # the agent's WEB_MODES (agent/turn_options.py; a t
 # The runtime message: which model answers plus today's date and the kernel's Python (full),
 # only which model answers (model: the same request on every machine and day), or none.
 RUNTIME_CHOICES = ("full", "model", "off")
+REPLAY_CHOICES = ("auto", "off", "strict")  # a cell's recorded model calls (issue #24; providers/replay)
 
 
 def strategy_choices() -> tuple[str, ...]:
@@ -157,6 +158,11 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             "the kernel's Python, the working directory's full path), model (only which model answers and the working "
             "folder's name: the same on every machine and day), off (none; the folder's name)",
             choices=RUNTIME_CHOICES, agent_config=False),
+    Setting("replay", str, "auto", "answer from the cell's recording while its requests match, then live (auto); "
+            "always live (off); stop where the recording no longer matches (strict)", choices=REPLAY_CHOICES,
+            flag="--replay"),
+    Setting("notebook", str, "", "the notebook file whose saved recordings replay (default: the kernel's own, "
+            "found from VS Code or jupyter-server; else the working directory's notebooks)", agent_config=False),
 )}
 
 #: The keys of ``%agent config`` (and the fields of ``AgentOptions``), in order.

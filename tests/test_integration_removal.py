@@ -84,8 +84,8 @@ def _exports(init: Path) -> list[str]:
     raise AssertionError(f"{init} has no __all__")
 
 
-def test_there_are_ten_integrations() -> None:
-    assert NAMES == ["budget", "checkpoints", "citations", "context_pack", "decisions", "memory", "runtime",
+def test_there_are_eleven_integrations() -> None:
+    assert NAMES == ["budget", "checkpoints", "citations", "context_pack", "decisions", "memory", "recording", "runtime",
                      "thinking_phase", "tracing", "web"]
 
 

@@ -84,6 +84,7 @@ class TurnResult(BaseModel):
     memories: list[dict[str, Any]] = Field(default_factory=list)  # memories recalled for this turn
     prompt_render_hash: str = ""  # sha256 of the system prompt as rendered for this turn
     providers_used: list[str] = Field(default_factory=list)  # a provider chain: who answered each step
+    replay: str = ""  # replayed, partly replayed, stopped or live: a notebook turn's recording (issue #24)
 
     # The last request as sent (``request_snapshot()``); not part of the dumped result.
     _request: Any = PrivateAttr(default=None)

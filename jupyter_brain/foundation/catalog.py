@@ -169,7 +169,7 @@ PRICES: dict[str, ModelPrice] = {
     "o4-mini": ModelPrice(1.10, 4.40, 0.275, 1.10),
     "scripted": ModelPrice(0.0, 0.0, 0.0, 0.0),
 }
-FREE_PROVIDERS = {"ollama", "vllm", "scripted", "lmstudio"}
+FREE_PROVIDERS = {"ollama", "vllm", "scripted", "lmstudio", "replayed"}  # replayed: answered from a recording
 
 
 def price_for(

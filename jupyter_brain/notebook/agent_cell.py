@@ -19,6 +19,7 @@ from .memory import memory_roles
 from .options import options_for
 from .parsers import agent_parser, split_flags
 from .providers import resolve_provider
+from .replay import approver_with_recording, cell_source, output_metadata, replaying_provider
 from .turn_keywords import prompt_directory, turn_keywords
 from .views import agent_view, close_view
 from .web_search import registered_web_search
@@ -50,8 +51,9 @@ def run_agent_cell(magics: Any, line: str, cell: str, *, interpolate_prompt: boo
     except ValueError as exc:
         raise UsageError(f"%%agent: {exc}") from None
     user_ns = magics.shell.user_ns if magics.shell is not None else {}
-    provider = resolve_provider(options, user_ns)
-    keywords = turn_keywords(options, provider, magics.data_dir, magics.runtime)  # --top-k, --citations, --skill
+    provider = replaying_provider(magics, options, args, cell_source(line, cell), user_ns,  # recordings (#24)
+                                  lambda: resolve_provider(options, user_ns))
+    keywords = turn_keywords(options, provider.live or provider, magics.data_dir, magics.runtime)  # --top-k, --citations, --skill
     if interpolate_prompt:
         prompt = interpolate(prompt, user_ns)
     view = agent_view(magics.shell, fold=magics.fold)
@@ -61,7 +63,7 @@ def run_agent_cell(magics: Any, line: str, cell: str, *, interpolate_prompt: boo
             provider,
             cell_tools(user_ns, store),
             options,
-            approver=approver_for(view, magics.approval_timeout),
+            approver=approver_with_recording(approver_for(view, magics.approval_timeout), provider),
             workspace=workspace_for(user_ns, magics.workspace_tokens, magics.workspace_dir),
             working_directory=os.getcwd(), prompt_directory=prompt_directory(magics.runtime),
             web_search=registered_web_search(),  # @jupyter_brain.web_search
@@ -73,6 +75,7 @@ def run_agent_cell(magics: Any, line: str, cell: str, *, interpolate_prompt: boo
         if harness.redactor is not None and hasattr(view, "redact"):
             view.redact = harness.redactor  # also masks the configured keys' values
         result = session.run(prompt, harness, on_event=view.handle, **keywords)
+        view.output_metadata = output_metadata(provider)  # the recording, saved with the notebook
     finally:
         close_view(view)
     user_ns["_agent"] = result

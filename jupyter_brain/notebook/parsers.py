@@ -110,6 +110,8 @@ def build_parser() -> UsageParser:
     add_setting(p, "web")  # --web on|off: the turn's web search (agent/web)
     for name in ("max_cost_per_turn", "max_tokens_per_turn"):  # --max-cost, --max-tokens-total (agent/cost_caps)
         add_setting(p, name)
+    add_setting(p, "replay")  # --replay auto|off|strict: the cell's recording (notebook/replay.py)
+    p.add_argument("--rerun", action="store_true", help="call the model even where a recording matches (= --replay off)")
     p.add_argument("--out", metavar="VAR", help="also store the TurnResult in this variable")
     p.add_argument("-h", "--help", action="store_true", help="show this help")
     return p

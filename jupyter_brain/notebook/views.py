@@ -70,4 +70,5 @@ def close_view(view: Any) -> None:
         close()
     handle = getattr(view, "display_handle", None)
     if handle is not None:
-        handle.update(view)
+        metadata = getattr(view, "output_metadata", None)  # the turn's recording (notebook/replay.py)
+        handle.update(view, **({"metadata": metadata} if metadata else {}))

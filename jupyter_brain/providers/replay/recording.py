@@ -1,0 +1,74 @@
+"""A turn's recording: each model call's response and the fingerprint of its request.
+
+Compact on purpose — it travels in the saved notebook (``metadata.jupyter_brain.recording``
+of the agent's output) and in the event log (a ``recording`` record): responses only
+(text, thinking, tool calls, usage, stop reason), never a request body.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from ..base import Message, ProviderResult
+from .fingerprint import RequestFingerprint, digest
+
+FORMAT_VERSION = 1
+CallKind = Literal["step", "reflection", "summary"]
+
+
+def call_kind(messages: list[Message]) -> CallKind:
+    """Which of a turn's model calls this is (they are replayed in the order they came)."""
+    kinds = {m.get("kind") for m in messages if m.get("role") == "system"}
+    if "reflection" in kinds:
+        return "reflection"
+    if "summary_request" in kinds:
+        return "summary"
+    return "step"
+
+
+def cell_key(source: str) -> str:
+    """The key of a cell's recordings: its source, whitespace at the ends aside."""
+    return digest(source.strip(), 24)
+
+
+class RecordedCall(BaseModel):
+    kind: CallKind = "step"
+    fp: str
+    parts: dict[str, Any] = Field(default_factory=dict)
+    response: dict[str, Any] = Field(default_factory=dict)
+
+    @classmethod
+    def of(cls, kind: CallKind, request: RequestFingerprint, result: ProviderResult) -> RecordedCall:
+        return cls(kind=kind, fp=request.value, parts=request.parts,
+                   response=result.model_dump(mode="json", exclude_defaults=True))
+
+    def result(self) -> ProviderResult:
+        return ProviderResult.model_validate(self.response)
+
+
+class TurnRecording(BaseModel):
+    """Every model call of one ``%%agent`` turn, in order."""
+
+    v: int = FORMAT_VERSION
+    cell: str = ""  # cell_key of the cell's source
+    provider: str = ""
+    model: str = ""
+    native_thinking: bool = False
+    flags: dict[str, Any] = Field(default_factory=dict)
+    calls: list[RecordedCall] = Field(default_factory=list)
+    ran: list[str] = Field(default_factory=list)  # ids of the tool calls that ran (not denied, not blocked)
+
+    def dump(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_defaults=True)
+
+    @classmethod
+    def load(cls, data: Any) -> TurnRecording | None:
+        """A recording read back, or None for anything that is not one of this version."""
+        if not isinstance(data, dict) or data.get("v", FORMAT_VERSION) != FORMAT_VERSION:
+            return None
+        try:
+            return cls.model_validate(data)
+        except ValidationError:
+            return None
