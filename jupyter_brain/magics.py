@@ -61,6 +61,7 @@ class AgentMagics(Magics):
     workspace_tokens = setting_trait("workspace_tokens")
     workspace_dir = setting_trait("workspace_dir")
     runtime = setting_trait("runtime")
+    fail_on = setting_trait("fail_on")  # statuses that fail a cell (notebook/turn_failure.py)
 
     _CONFIG_KEYS = CONFIG_KEYS  # the keys of `%agent config`
 

@@ -149,6 +149,9 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             "the kernel's Python, the working directory's full path), model (only which model answers and the working "
             "folder's name: the same on every machine and day), off (none; the folder's name)",
             choices=RUNTIME_CHOICES, agent_config=False),
+    Setting("fail_on", str, "error,timeout,budget,max_steps", "the turn statuses that fail a %%agent cell with a "
+            "one-line error, so Run All stops there and nbconvert / papermill exit non-zero (comma-separated; "
+            "none: never)", agent_config=False),
 )}
 
 #: The keys of ``%agent config`` (and the fields of ``AgentOptions``), in order.
