@@ -61,7 +61,7 @@ TURN = "%%agent --provider bot\nWhich month had the largest revenue drop?"
 REPORT = """\
 import json
 m = get_ipython().magics_manager.registry["AgentMagics"]
-print(json.dumps({"provider_s": TimedProvider.spent_s, "settle_skipped": m.lab.settle_skipped,
+print(json.dumps({"provider_s": TimedProvider.spent_s, "settle_skipped": getattr(m.lab, "settle_skipped", 0),
                   "status": _agent.status}))
 """
 
