@@ -93,3 +93,10 @@ def test_a_compare_cell_whose_runs_all_fail_fails(shell) -> None:
     assert {r["status"] for r in shell.user_ns["_compare"].rows} == {"error"}
     shell.user_ns["good"] = ScriptedProvider(["Final Answer: 42"])
     assert shell.run_cell("%%compare --strategies react,cot --provider good\n6*7?").success
+
+
+def test_a_failed_agent_or_compare_cell_is_not_a_cell_for_agent_fix(shell) -> None:
+    shell.user_ns["bad"] = ScriptedProvider([{"error": {"message": "down", "kind": "bad_request"}}])
+    assert not shell.run_cell("%%agent --provider bad\nhello").success
+    assert not shell.run_cell("%%compare --strategies react,cot --provider bad\n6*7?").success
+    assert _magics(shell).cell_errors.latest() is None
