@@ -66,6 +66,7 @@ class AgentMagics(Magics):
     runtime = setting_trait("runtime")
     replay = setting_trait("replay")
     notebook = setting_trait("notebook")
+    fail_on = setting_trait("fail_on")  # statuses that fail a cell (notebook/turn_failure.py)
 
     _CONFIG_KEYS = CONFIG_KEYS  # the keys of `%agent config`
 

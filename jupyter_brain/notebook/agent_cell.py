@@ -13,6 +13,7 @@ from IPython.core.error import UsageError
 
 from ..providers.capabilities import provider_secrets
 from .code_cells import insert_code_cell
+from .headless import is_headless
 from .interpolate import interpolate
 from .kernel_inputs import approver_for, cell_tools, workspace_for
 from .memory import memory_roles
@@ -20,6 +21,7 @@ from .options import options_for
 from .parsers import agent_parser, split_flags
 from .providers import resolve_provider
 from .replay import approver_with_recording, cell_source, output_metadata, replaying_provider
+from .turn_failure import fail_statuses, turn_failure
 from .turn_keywords import prompt_directory, turn_keywords
 from .views import agent_view, close_view
 from .web_search import registered_web_search
@@ -37,6 +39,7 @@ def run_agent_cell(magics: Any, line: str, cell: str, *, interpolate_prompt: boo
     if not prompt:
         raise UsageError("%%agent: write the prompt in the cell body, below the %%agent line")
     options = options_for(magics.defaults(), args)
+    fail_on = fail_statuses(getattr(magics, "fail_on", None))  # AgentMagics.fail_on, checked before the turn
     if options.reflect_every and options.think == "off":
         print("note: --reflect-every needs a think level; no reflection at --think off "
               "(use --think low, medium or high).")
@@ -63,7 +66,8 @@ def run_agent_cell(magics: Any, line: str, cell: str, *, interpolate_prompt: boo
             provider,
             cell_tools(user_ns, store),
             options,
-            approver=approver_with_recording(approver_for(view, magics.approval_timeout), provider),
+            approver=approver_with_recording(
+                approver_for(view, magics.approval_timeout, headless=is_headless(magics.shell)), provider),
             workspace=workspace_for(user_ns, magics.workspace_tokens, magics.workspace_dir),
             working_directory=os.getcwd(), prompt_directory=prompt_directory(magics.runtime),
             web_search=registered_web_search(),  # @jupyter_brain.web_search
@@ -88,4 +92,7 @@ def run_agent_cell(magics: Any, line: str, cell: str, *, interpolate_prompt: boo
         if not args.out.isidentifier():
             raise UsageError(f"%%agent: --out needs a variable name, got {args.out!r}")
         user_ns[args.out] = result
+    failure = turn_failure(result, fail_on, options=options, redact=harness.redactor)
+    if failure is not None:  # the view and _agent are there; the cell fails, so Run All stops
+        raise failure
     return None

@@ -34,7 +34,7 @@ class CellErrors:
         error = getattr(result, "error_in_exec", None)
         info = getattr(result, "info", None)
         source = getattr(info, "raw_cell", None) if info is not None else None
-        if error is None or not source or source.lstrip().startswith(("%agent", "%%agent")):
+        if error is None or not source or source.lstrip().startswith(("%agent", "%%agent", "%%compare")):
             return
         count = getattr(result, "execution_count", None) or 0
         self._errors.append(CellError(int(count), source, type(error).__name__, str(error), user_traceback(error)))

@@ -18,6 +18,7 @@ from .kernel_inputs import cell_tools, workspace_for
 from .options import options_for
 from .parsers import compare_parser, split_flags
 from .providers import check_provider, resolve_provider
+from .turn_failure import comparison_failure, fail_statuses
 from .turn_keywords import prompt_directory
 from .views import close_view, compare_view
 from .web_search import registered_web_search
@@ -41,6 +42,7 @@ def run_compare_cell(magics: Any, line: str, cell: str) -> None:
     if not cell.strip():
         raise UsageError("%%compare: write the prompt in the cell body, below the %%compare line")
     options = options_for(magics.defaults(), args, "%%compare")
+    fail_on = fail_statuses(getattr(magics, "fail_on", None))  # AgentMagics.fail_on, checked before the runs
     user_ns = magics.shell.user_ns if magics.shell is not None else {}
     factory = compare_providers(options, args.strategies, user_ns)
     prompt = interpolate(cell.strip(), user_ns)
@@ -61,6 +63,9 @@ def run_compare_cell(magics: Any, line: str, cell: str) -> None:
     user_ns["_compare"] = result
     if args.out:
         user_ns[args.out] = result
+    failure = comparison_failure(result.rows, fail_on)
+    if failure is not None:  # every run failed: the cell fails, so Run All stops
+        raise failure
     return None
 
 

@@ -46,10 +46,15 @@ def workspace_for(user_ns: dict[str, Any], budget_tokens: int, folder: str = "")
     return notebook_workspace(user_ns, root, budget_tokens=budget_tokens)
 
 
-def approver_for(view: Any, timeout_s: float) -> Any:
-    """The AgentView's approval card; stdin where no widget front-end answers."""
+def approver_for(view: Any, timeout_s: float, *, headless: bool = False) -> Any:
+    """The AgentView's approval card; stdin where no widget front-end answers; an at-once
+    denial in a headless kernel (``notebook/headless.py``: nobody can approve there)."""
     from .approval import NotebookApprover
 
     if timeout_s <= 0:
         raise UsageError("AgentMagics.approval_timeout must be a positive number of seconds")
+    if headless:
+        from .headless import HeadlessApprover
+
+        return HeadlessApprover()
     return NotebookApprover(view if hasattr(view, "decision_for") else None, timeout_s=timeout_s)

@@ -40,6 +40,7 @@ class LabChannel:
         self._comm_manager = comm_manager
         self._pump = pump
         self._settled = False
+        self.settle_skipped = 0  # first turns that did not wait: a headless kernel (notebook/headless.py)
         self._routed: Any = None  # the comm whose "ready" a kernel subshell handles
 
     @property
@@ -103,10 +104,16 @@ class LabChannel:
         """Wait (once) for the answer to the comm ``%load_ext`` opened: under Run All the
         extension's ``ready`` queues behind the next cells, so the first turn processes
         pending messages (``jupyter_ui_poll``, as approvals do) until it comes, or the
-        comm is closed (no extension), or the time is up."""
+        comm is closed (no extension), or the time is up. A headless kernel (nbconvert,
+        papermill: nobody is there to answer) does not wait."""
         if self._settled or self.comm is None or self.version is not None:
             return
         self._settled = True
+        from .headless import is_headless
+
+        if is_headless(self.magics.shell):
+            self.settle_skipped += 1
+            return
         from .approval import _Pumping
 
         routed = self._pump or ((lambda: None) if self._routed is not None else None)  # a subshell handles it

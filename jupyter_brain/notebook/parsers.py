@@ -2,8 +2,8 @@
 
 Every flag that sets a setting is built from ``jupyter_brain.settings`` (its type,
 allowed values, metavar and help); only the cell's own arguments (``--session``,
-``--out``, ``--strategies``, ...) are written here. A bad flag becomes a short IPython
-``UsageError`` naming the choices, never a ``SystemExit``.
+``--out``, ``--strategies``, ...) are written here. A bad flag becomes a one-line IPython
+``UsageError`` naming the choices (or pointing at ``--help``), never a ``SystemExit``.
 
 The parsers are built on first use (``agent_parser()``, ``compare_parser()``): the
 strategy choices come from the agent's names module, which ``%load_ext`` does not load.
@@ -12,6 +12,7 @@ strategy choices come from the agent's names module, which ``%load_ext`` does no
 from __future__ import annotations
 
 import argparse
+import difflib
 import shlex
 from typing import Any
 
@@ -20,11 +21,42 @@ from IPython.core.error import UsageError
 from ..settings import SETTINGS, strategy_choices
 
 
+class LiteralHelpFormatter(argparse.HelpFormatter):
+    """Help texts as written: a bare ``%`` (``%agent skills``) is text, not a ``%`` format
+    (argparse would print its parameter dict); ``%(default)s`` still works."""
+
+    def _expand_help(self, action: argparse.Action) -> str:
+        text = self._get_help_string(action) or ""
+        return super()._expand_help(action) if "%(" in text else text
+
+
 class UsageParser(argparse.ArgumentParser):
     """argparse that reports errors as IPython UsageErrors (``<prog>: <message>``) instead of exiting."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", LiteralHelpFormatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"{self.prog}: {message}\n{self.format_usage().strip()}")
+        """One line: what was wrong (a close flag name for a misspelt one), then where the
+        flags are listed (``%%agent --help``), or the short usage of a parser without help."""
+        if "--help" in self._option_string_actions:
+            where = f"see {self.prog} --help"
+        else:
+            where = "usage: " + " ".join(self.format_usage().split()).removeprefix("usage: ")
+        hints = "; ".join(h for h in (self._did_you_mean(message), where) if h)
+        raise UsageError(f"{self.prog}: {message} ({hints})")
+
+    def _did_you_mean(self, message: str) -> str:
+        """``--thnk`` → ``did you mean --think?``, for the first unknown flag that resembles one."""
+        if not message.startswith("unrecognized arguments:"):
+            return ""
+        flags = [o for o in self._option_string_actions if o.startswith("--")]
+        for word in message.split(":", 1)[1].split():
+            close = difflib.get_close_matches(word, flags, n=1, cutoff=0.75) if word.startswith("--") else []
+            if close:
+                return f"did you mean {close[0]}?"
+        return ""
 
     def exit(self, status: int = 0, message: str | None = None) -> None:  # type: ignore[override]
         if message:

@@ -29,13 +29,19 @@ def resolve_provider(options: AgentOptions, user_ns: dict[str, Any], prog: str =
             return candidate
         raise UsageError(f"{prog}: variable {name!r} is a {type(candidate).__name__}, not an LLM provider")
     from ..providers.registry import get_provider
+    from ..providers.scripted import ScriptedProvider
 
     try:
-        return get_provider(name, options.model)
+        provider = get_provider(name, options.model)
     except ValueError as exc:
         raise UsageError(f"{prog}: {exc} (or the name of a variable holding a provider)") from None
     except ProviderError as exc:
         raise UsageError(f"{prog}: {exc.message}") from None
+    if isinstance(provider, ScriptedProvider) and not provider.has_script:  # built from its name alone
+        raise UsageError(f"{prog}: --provider scripted has no script, so it could never answer: put one in a "
+                         "variable (from jupyter_brain import ScriptedProvider; bot = ScriptedProvider(['an answer', "
+                         "...])) and use --provider bot")
+    return provider
 
 
 def check_provider(candidate: Any, label: str, prog: str) -> None:

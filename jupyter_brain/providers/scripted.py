@@ -77,6 +77,11 @@ class ScriptedProvider:
     def __repr__(self) -> str:
         return f"ScriptedProvider(responses={len(self._responses)}, model={self.model!r})"
 
+    @property
+    def has_script(self) -> bool:
+        """Whether it was given any response: without one its first call can only fail."""
+        return bool(self._responses)
+
     def clone(self) -> ScriptedProvider:
         """The same script from its start, with a cursor of its own (``%%compare`` gives
         each concurrent run one, so no run consumes another's replies)."""

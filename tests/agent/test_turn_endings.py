@@ -213,3 +213,22 @@ def test_no_retry_past_the_deadline() -> None:
     harness.retry = RetryPolicy(base_delay_s=60, wait=lambda s, c: False)
     result = harness.run_turn("s", [], "go")
     assert result.status == "error" and "no time left" in result.text and provider.calls == 1
+
+
+# ── issue #24: the stop message of a failed turn ends its error with one full stop ──
+
+
+def test_an_error_message_ending_in_a_period_is_not_doubled() -> None:
+    provider = Flaky(1, ProviderError("Connection error.", kind="bad_request", provider="openai"))
+    result, events, _ = _run(provider, stream=True)
+    assert result.status == "error"
+    assert ".." not in result.text
+    assert "Connection error. The history is kept" in result.text
+    assert ".." not in events_to_markdown(events)
+
+
+def test_an_error_message_without_a_period_gets_one() -> None:
+    from jupyter_brain.agent.loop.ending import sentence
+
+    assert sentence("boom") == "boom." and sentence("Connection error.  ") == "Connection error."
+    assert sentence("really?") == "really?"

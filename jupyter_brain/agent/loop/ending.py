@@ -29,7 +29,7 @@ def explain_stop(status: str, settings: HarnessSettings, error: str) -> str:
     elif status == "interrupted":
         why = "The turn was interrupted. The history is kept and the session is ready for the next cell."
     else:
-        why = (f"The turn stopped because of an error: {error}. "
+        why = (f"The turn stopped because of an error: {sentence(error)} "
                "The history is kept and the session is ready for the next cell.")
     return f"[{why}]"
 
@@ -40,6 +40,12 @@ def refusal_answer(result: ProviderResult) -> ProviderResult:
     reason = (result.refusal or "").strip() or REFUSAL_NOTE
     text = result.text if reason in result.text else join(result.text.strip(), reason)
     return result.model_copy(update={"text": text, "tool_calls": [], "refusal": reason})
+
+
+def sentence(text: str) -> str:
+    """``text`` ending in one full stop: an SDK's message often has its own ("Connection error.")."""
+    text = text.rstrip()
+    return text if text.endswith((".", "!", "?", "…")) else f"{text}."
 
 
 def join(a: str, b: str) -> str:
