@@ -12,14 +12,17 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from ..providers.capabilities import provider_secrets
+from .cell_identity import cell_run
 from .code_cells import insert_code_cell
 from .interpolate import interpolate
 from .kernel_inputs import approver_for, cell_tools, workspace_for
 from .memory import memory_roles
+from .notebook_session import kernel_base, session_notice
 from .options import options_for
 from .parsers import agent_parser, split_flags
 from .providers import resolve_provider
 from .turn_keywords import prompt_directory, turn_keywords
+from .turn_numbers import numbered
 from .views import agent_view, close_view
 
 
@@ -48,6 +51,10 @@ def run_agent_cell(magics: Any, line: str, cell: str, *, interpolate_prompt: boo
             session = manager.current
     except ValueError as exc:
         raise UsageError(f"%%agent: {exc}") from None
+    notice = session_notice(session, kernel_base(magics.shell))  # "continuing session X (N turns)"
+    if notice:
+        print(notice)
+    run = cell_run(magics.shell, line, cell)  # its earlier turn leaves the history (unless --append)
     user_ns = magics.shell.user_ns if magics.shell is not None else {}
     provider = resolve_provider(options, user_ns)
     keywords = turn_keywords(options, provider, magics.data_dir, magics.runtime)  # --top-k, --citations, --skill
@@ -70,7 +77,8 @@ def run_agent_cell(magics: Any, line: str, cell: str, *, interpolate_prompt: boo
         )
         if harness.redactor is not None and hasattr(view, "redact"):
             view.redact = harness.redactor  # also masks the configured keys' values
-        result = session.run(prompt, harness, on_event=view.handle, **keywords)
+        on_event = numbered(view.handle, len(session.turns()) + 1)  # "Turn N" of the session
+        result = session.run(prompt, harness, on_event=on_event, cell=run, append=args.append, **keywords)
     finally:
         close_view(view)
     user_ns["_agent"] = result

@@ -19,28 +19,13 @@ from collections.abc import Callable
 from typing import Any
 
 from ..foundation.version import __version__
+from .cell_identity import current_cell_id  # JupyterLab's id of the running cell (its home: cell_identity.py)
 
 log = logging.getLogger(__name__)
 
 FRONTEND_TARGET = "jupyter_brain.lab"  # registered by the extension
 KERNEL_TARGET = "jupyter_brain.kernel"  # registered here, for comms the extension opens
 SETTLE_S = 1.5  # how long the first turn waits for the extension's answer to %load_ext's comm
-
-
-def current_cell_id(shell: Any) -> str | None:
-    """JupyterLab's id of the cell being executed (``cellId`` in the request's metadata)."""
-    kernel = getattr(shell, "kernel", None)
-    parent: Any = None
-    if kernel is not None and hasattr(kernel, "get_parent"):
-        try:
-            parent = kernel.get_parent()
-        except Exception:  # noqa: BLE001 - older ipykernels take a channel argument; fall back below
-            parent = None
-    if not parent:
-        parent = getattr(shell, "parent_header", None)
-    metadata = parent.get("metadata") if isinstance(parent, dict) else None
-    cell_id = metadata.get("cellId") if isinstance(metadata, dict) else None
-    return str(cell_id) if cell_id else None
 
 
 class LabChannel:

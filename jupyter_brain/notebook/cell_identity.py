@@ -1,0 +1,71 @@
+"""Which cell a ``%%agent`` turn ran from, so that running the cell again replaces its turn.
+
+JupyterLab and Notebook 7 send the cell's id (``cellId`` in the execute request's
+metadata, ``current_cell_id``): a cell keeps it across edits, so an edited
+prompt still replaces the cell's earlier turn. Other front-ends send none (VS Code,
+nbclient/nbconvert, papermill, terminal IPython): there the cell is known by a hash of
+its text, the ``%%agent`` line and the prompt as written, so running the same text again
+is a re-run, and an edited cell counts as a new one.
+
+``execution`` tells runs of a cell apart: turns started by one execution of a cell (a
+loop calling ``run_cell_magic``) do not replace each other.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class CellRun:
+    """One execution of a cell: ``key`` names the cell, ``execution`` this run of it."""
+
+    key: str  # "id:<cellId>" or "src:<hash of the cell's text>"
+    execution: str | None = None  # the execute request's msg_id, when a kernel sent one
+
+    @property
+    def from_frontend(self) -> bool:
+        """The front-end named the cell (JupyterLab, Notebook 7), rather than its text."""
+        return self.key.startswith("id:")
+
+
+def source_key(line: str, body: str) -> str:
+    """The fallback key: the ``%%agent`` line and the prompt, whitespace at the ends ignored."""
+    text = f"{line.strip()}\n{body.strip()}".encode()
+    return "src:" + hashlib.sha256(text).hexdigest()[:16]
+
+
+def cell_run(shell: Any, line: str, body: str) -> CellRun:
+    """The cell this ``%%agent`` turn runs from: the front-end's cell id, else its text."""
+    cell_id = current_cell_id(shell)
+    key = f"id:{cell_id}" if cell_id else source_key(line, body)
+    return CellRun(key=key, execution=_execution_id(shell))
+
+
+def current_cell_id(shell: Any) -> str | None:
+    """JupyterLab's id of the cell being executed (``cellId`` in the request's metadata)."""
+    metadata = _parent(shell).get("metadata")
+    cell_id = metadata.get("cellId") if isinstance(metadata, dict) else None
+    return str(cell_id) if cell_id else None
+
+
+def _execution_id(shell: Any) -> str | None:
+    header = _parent(shell).get("header")
+    msg_id = header.get("msg_id") if isinstance(header, dict) else None
+    return str(msg_id) if msg_id else None
+
+
+def _parent(shell: Any) -> dict[str, Any]:
+    """The request being executed (its header and metadata), ``{}`` without a kernel."""
+    kernel = getattr(shell, "kernel", None)
+    parent: Any = None
+    if kernel is not None and hasattr(kernel, "get_parent"):
+        try:
+            parent = kernel.get_parent()
+        except Exception:  # noqa: BLE001 - older ipykernels take a channel argument; fall back below
+            parent = None
+    if not parent:
+        parent = getattr(shell, "parent_header", None)
+    return parent if isinstance(parent, dict) else {}
