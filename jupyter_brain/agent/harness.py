@@ -35,6 +35,7 @@ from .integrations.citations import CitationsIntegration
 from .integrations.context_pack import ContextPackIntegration
 from .integrations.decisions import DecisionRecording, ToolLearning
 from .integrations.memory import MemoryIntegration
+from .integrations.request_log import RequestLogIntegration
 from .integrations.runtime import RuntimeIntegration
 from .integrations.thinking_phase import ThinkingPhaseIntegration
 from .integrations.tracing import TracingIntegration
@@ -188,6 +189,7 @@ class AgentHarness:
             ContextPackIntegration(),
             ThinkingPhaseIntegration(phase_strategy, thinking_provider or provider, counter) if thinking_phase else None,
             CitationsIntegration(),
+            RequestLogIntegration(),  # the last request as a record: %agent inspect of earlier kernels
             *(as_integration(h) for h in hooks),
         ) if integration is not None]
         self._turn_lock = threading.Lock()

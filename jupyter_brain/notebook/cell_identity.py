@@ -4,7 +4,7 @@ JupyterLab and Notebook 7 send the cell's id (``cellId`` in the execute request'
 metadata, ``current_cell_id``): a cell keeps it across edits, so an edited
 prompt still replaces the cell's earlier turn. Other front-ends send none (VS Code,
 nbclient/nbconvert, papermill, terminal IPython): there the cell is known by a hash of
-its text, the ``%%agent`` line and the prompt as written, so running the same text again
+its text, the ``%%agent`` line and the prompt as written (before ``{name}`` interpolation), so running the same text again
 is a re-run, and an edited cell counts as a new one.
 
 ``execution`` tells runs of a cell apart: turns started by one execution of a cell (a
@@ -32,8 +32,10 @@ class CellRun:
 
 
 def source_key(line: str, body: str) -> str:
-    """The fallback key: the ``%%agent`` line and the prompt, whitespace at the ends ignored."""
-    text = f"{line.strip()}\n{body.strip()}".encode()
+    """The fallback key: the ``%%agent`` line (without ``--append``, which asks again in the
+    same cell) and the prompt; spacing in the line and at the prompt's ends ignored."""
+    flags = " ".join(word for word in line.split() if word != "--append")
+    text = f"{flags}\n{body.strip()}".encode()
     return "src:" + hashlib.sha256(text).hexdigest()[:16]
 
 
