@@ -83,8 +83,8 @@ def _exports(init: Path) -> list[str]:
     raise AssertionError(f"{init} has no __all__")
 
 
-def test_there_are_nine_integrations() -> None:
-    assert NAMES == ["checkpoints", "citations", "context_pack", "decisions", "memory", "runtime",
+def test_there_are_ten_integrations() -> None:
+    assert NAMES == ["checkpoints", "citations", "context_pack", "decisions", "memory", "request_log", "runtime",
                      "thinking_phase", "tracing", "web"]
 
 

@@ -189,7 +189,8 @@ class AgentHarness:
             ContextPackIntegration(),
             ThinkingPhaseIntegration(phase_strategy, thinking_provider or provider, counter) if thinking_phase else None,
             CitationsIntegration(),
-            RequestLogIntegration(),  # the last request as a record: %agent inspect of earlier kernels
+            # the last request as a record: %agent inspect of earlier kernels' turns
+            RequestLogIntegration(),
             *(as_integration(h) for h in hooks),
         ) if integration is not None]
         self._turn_lock = threading.Lock()
