@@ -87,9 +87,11 @@ class AgentMagics(Magics):
             self._manager.event_log.close()
             self._manager = None
         if self._manager is None:
+            from .notebook.notebook_session import kernel_session
             from .session import SessionManager
 
-            self._manager = SessionManager(self.data_dir)
+            # A fresh session named after the notebook, not the last run's (notebook_session.py).
+            self._manager = SessionManager(self.data_dir, first_session=kernel_session(self.shell))
         return self._manager
 
     def checkpoint_store(self) -> CheckpointStore:

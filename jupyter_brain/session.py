@@ -1,6 +1,7 @@
 """Kernel-held sessions: named conversations with their history, costs and event log.
 
-A ``Session`` outlives cells: each ``%%agent`` cell is one turn appended to its history.
+A ``Session`` outlives cells: each ``%%agent`` cell is one turn of its history (run again, the
+cell's new turn replaces its earlier one: ``cell_turns.py``).
 Everything is also in the SQLite event log, so ``SessionManager.use(name)`` in a fresh
 kernel picks a conversation up where it stopped. Nothing here imports IPython.
 """
@@ -22,8 +23,10 @@ from .agent.history import answer_unanswered_calls
 from .agent.memory import MemoryExtractor, MemoryRetriever
 from .agent.session_state import SessionState
 from .agent.tools import AgentToolRegistry, ToolSpec
+from .cell_turns import CellHistory, CellRun
 from .providers.base import LLMProvider
 from .settings_model import AgentOptions
+from .turn_costs import record_turn_cost
 
 if TYPE_CHECKING:
     from .agent.memory.sqlite import SQLiteMemory
@@ -51,6 +54,8 @@ class Session:
         # What the conversation learns (token calibration, context level, thinking
         # counters) outlives the per-cell harness.
         self.state = SessionState()
+        self.cells = CellHistory(event_log, name, self.history)  # the turn of each message; a cell's re-run
+        self.resumed_turns = 0  # turns picked up from the event log when this kernel opened it
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -122,16 +127,23 @@ class Session:
         *,
         on_event: Callable[[Any], Any] | None = None,
         cancel: threading.Event | None = None,
+        cell: CellRun | None = None,
+        append: bool = False,
         **turn_options: Any,
     ) -> TurnResult:
         """One turn; the history continues from whatever the turn left (always valid).
+        ``cell``: the cell it runs from; its earlier turns leave the history first, unless
+        ``append`` (``cell_turns.py``).
         ``turn_options``: ``run_turn``'s per-turn keywords (top_k, show_citations, ...)."""
         with self._lock:
             self.last_harness = harness
-            result = harness.run_turn(self.name, self.history, prompt, on_event=on_event, cancel=cancel,
+            history = self.cells.before_turn(self.history, cell, append=append)
+            result = harness.run_turn(self.name, history, prompt, on_event=on_event, cancel=cancel,
                                       **turn_options)
             self.history = result.messages
+            self.cells.after_turn(result, cell, append=append)
             self.results.append(result)
+            record_turn_cost(self.event_log, self.name, self.cost_tracker.turn(result.turn_id))  # %agent cost
             return result
 
     def reset(self) -> None:
@@ -139,13 +151,17 @@ class Session:
             self.history = []
             self.results = []
             self.state = SessionState()
+            self.cells.reset()
             self.event_log.replace_history(self.name, [])
 
 
 class SessionManager:
     """All sessions of a kernel, one of them current, sharing one event log."""
 
-    def __init__(self, data_dir: str | Path = ".jupyter_brain", *, event_log: EventLog | None = None) -> None:
+    def __init__(self, data_dir: str | Path = ".jupyter_brain", *, event_log: EventLog | None = None,
+                 first_session: str | Callable[[EventLog], str] = "default") -> None:
+        """``first_session``: the current session's name, or what picks it from the log
+        (a notebook kernel starts a fresh one: ``notebook/notebook_session.py``)."""
         self.data_dir = Path(data_dir)
         if event_log is None:
             event_log = EventLog(self.data_dir / "events.sqlite")
@@ -153,7 +169,7 @@ class SessionManager:
         self.artifacts = ArtifactStore(self.data_dir / "artifacts")
         self.sessions: dict[str, Session] = {}
         self._memory: SQLiteMemory | None = None
-        self.current = self.use("default")
+        self.current = self.use(first_session if isinstance(first_session, str) else first_session(event_log))
 
     @property
     def memory(self) -> SQLiteMemory:
@@ -177,6 +193,7 @@ class SessionManager:
                 self.event_log.flush()
                 history += repair
             session = Session(name, self.event_log, history=history, artifacts=self.artifacts)
+            session.resumed_turns = len(self.event_log.turns(name)) - len(session.cells.table.replaced(name))
             self.sessions[name] = session
         self.current = session
         return session

@@ -84,8 +84,9 @@ def _exports(init: Path) -> list[str]:
     raise AssertionError(f"{init} has no __all__")
 
 
-def test_there_are_eleven_integrations() -> None:
-    assert NAMES == ["budget", "checkpoints", "citations", "context_pack", "decisions", "memory", "recording", "runtime",
+def test_there_are_twelve_integrations() -> None:
+    assert NAMES == ["budget", "checkpoints", "citations", "context_pack", "decisions", "memory", "recording", "request_log",
+                     "runtime",
                      "thinking_phase", "tracing", "web"]
 
 

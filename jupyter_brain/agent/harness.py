@@ -38,6 +38,7 @@ from .integrations.context_pack import ContextPackIntegration
 from .integrations.decisions import DecisionRecording, ToolLearning
 from .integrations.memory import MemoryIntegration
 from .integrations.recording import RecordingIntegration
+from .integrations.request_log import RequestLogIntegration
 from .integrations.runtime import RuntimeIntegration
 from .integrations.thinking_phase import ThinkingPhaseIntegration
 from .integrations.tracing import TracingIntegration
@@ -194,6 +195,8 @@ class AgentHarness:
             ThinkingPhaseIntegration(phase_strategy, thinking_provider or provider, counter) if thinking_phase else None,
             CitationsIntegration(),
             RecordingIntegration(),
+            # the last request as a record: %agent inspect of earlier kernels' turns
+            RequestLogIntegration(),
             *(as_integration(h) for h in hooks),
         ) if integration is not None]
         self._turn_lock = threading.Lock()

@@ -4,7 +4,9 @@
 system prompt, the fresh layers (workspace, memories, context pack, ...), the history and
 the tool schemas — after the secrets are masked. A turn keeps a reference to its last
 request (``RequestCapture``, on the ``TurnResult``: no copy, nothing counted or written on
-the agent's hot path); the snapshot is built, counted and masked only when someone asks.
+the agent's hot path); the snapshot is built, counted and masked only when someone asks,
+and when the turn ends (the ``request_log`` integration stores it as a ``request`` record,
+so earlier kernels' turns can be inspected).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pydantic import BaseModel, Field
 from ..foundation.tokens import TokenCounter
 
 Message = dict[str, Any]
+REQUEST_RECORD = "request"  # the kind of a stored snapshot in the event log's records
 
 
 class RequestPart(BaseModel):
@@ -70,6 +73,15 @@ class RequestCapture:
         return snapshot_request(self.request, self.tool_schemas, counter=self.counter, redact=self.redact,
                                 session_id=self.session_id, turn_id=self.turn_id, step=self.step,
                                 provider=self.provider, model=self.model)
+
+
+def snapshot_record(snapshot: RequestSnapshot) -> dict[str, Any]:
+    """A snapshot as a record's JSON data (``snapshot_from_record`` reads it back)."""
+    return snapshot.model_dump(mode="json", by_alias=True)
+
+
+def snapshot_from_record(data: dict[str, Any]) -> RequestSnapshot:
+    return RequestSnapshot.model_validate(data)
 
 
 def snapshot_request(request: Sequence[Message], tool_schemas: Sequence[dict[str, Any]], *,

@@ -12,17 +12,20 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from ..providers.capabilities import provider_secrets
+from .cell_identity import cell_run
 from .code_cells import insert_code_cell
 from .headless import is_headless
 from .interpolate import interpolate
 from .kernel_inputs import approver_for, cell_tools, workspace_for
 from .memory import memory_roles
+from .notebook_session import kernel_base, session_notice
 from .options import options_for
 from .parsers import agent_parser, split_flags
 from .providers import resolve_provider
 from .replay import approver_with_recording, cell_source, output_metadata, replaying_provider
 from .turn_failure import fail_statuses, turn_failure
 from .turn_keywords import prompt_directory, turn_keywords
+from .turn_numbers import numbered
 from .views import agent_view, close_view
 from .web_search import registered_web_search
 
@@ -53,6 +56,10 @@ def run_agent_cell(magics: Any, line: str, cell: str, *, interpolate_prompt: boo
             session = manager.current
     except ValueError as exc:
         raise UsageError(f"%%agent: {exc}") from None
+    notice = session_notice(session, kernel_base(magics.shell))  # "continuing session X (N turns)"
+    if notice:
+        print(notice)
+    run = cell_run(magics.shell, line, cell)  # its earlier turn leaves the history (unless --append)
     user_ns = magics.shell.user_ns if magics.shell is not None else {}
     provider = replaying_provider(magics, options, args, cell_source(line, cell), user_ns,  # recordings (#24)
                                   lambda: resolve_provider(options, user_ns))
@@ -78,7 +85,8 @@ def run_agent_cell(magics: Any, line: str, cell: str, *, interpolate_prompt: boo
         )
         if harness.redactor is not None and hasattr(view, "redact"):
             view.redact = harness.redactor  # also masks the configured keys' values
-        result = session.run(prompt, harness, on_event=view.handle, **keywords)
+        on_event = numbered(view.handle, len(session.turns()) + 1)  # "Turn N" of the session
+        result = session.run(prompt, harness, on_event=on_event, cell=run, append=args.append, **keywords)
         view.output_metadata = output_metadata(provider)  # the recording, saved with the notebook
     finally:
         close_view(view)

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..foundation.version import __version__
-from .cell_id import current_cell_id
+from .cell_identity import current_cell_id  # JupyterLab's id of the running cell (its home: cell_identity.py)
 
 log = logging.getLogger(__name__)
 

@@ -133,6 +133,7 @@ def build_parser() -> UsageParser:
         add_setting(p, name)
     p.add_argument("--session", metavar="NAME", help="session to run in (created if new)")
     p.add_argument("--new", action="store_true", help="start a fresh session first")
+    p.add_argument("--append", action="store_true", help="keep this cell's earlier turn too (ask again)")
     for name in ("permission", "stream", "compaction", "context_budget"):
         add_setting(p, name)
     add_setting(p, "thinking_phase", nargs="?", const="summary")  # --thinking-phase alone: summary

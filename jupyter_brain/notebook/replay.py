@@ -16,7 +16,7 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from ..providers.replay import ReplayingProvider, cell_key
-from .cell_id import current_cell_id
+from .cell_identity import current_cell_id
 from .recordings import candidates_for, notebook_files, notebook_path
 
 # The settings that change what a request asks (the fingerprint's flags; see fingerprint.py).

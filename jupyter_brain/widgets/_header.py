@@ -15,7 +15,7 @@ class Header:
     """Latest turn's facts: model, levels, step counter, status and usage."""
 
     session_id: str = ""
-    turn: int = 0  # turns seen by this view
+    turn: int = 0  # the turn's number in its session (TurnStart.turn_number), else turns seen by this view
     status: str = "idle"
     step: int = 0  # current (latest started) step
     steps: int = 0  # finished steps
@@ -38,7 +38,7 @@ class Header:
     def update(self, e: Entry) -> None:
         etype = e["type"]
         if etype == "turn_start":
-            fresh = Header(turn=self.turn + 1, status="running")
+            fresh = Header(turn=e.get("turn_number") or self.turn + 1, status="running")
             fresh.session_id = e.get("session_id", "")
             fresh.provider, fresh.model = e.get("provider", ""), e.get("model", "")
             fresh.think_level = e.get("think_level", "")

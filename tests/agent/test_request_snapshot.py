@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from jupyter_brain.agent.events import EventLog
 from jupyter_brain.agent.harness import AgentHarness
-from jupyter_brain.agent.request_snapshot import snapshot_request
+from jupyter_brain.agent.request_snapshot import snapshot_from_record, snapshot_request
 from jupyter_brain.agent.tools import AgentToolRegistry, tool
 from jupyter_brain.foundation.tokens import TokenCounter
 from jupyter_brain.providers.scripted import ScriptedProvider
@@ -56,7 +56,9 @@ def test_a_turn_keeps_its_last_request_for_inspection():
     assert "value of a" in history[-1]["content"]
     assert SECRET not in snap.model_dump_json()
     assert "request" not in result.model_dump()  # kept beside the result, not in it
-    assert log.records("request") == []  # nothing written on the agent's path
+    stored = log.records("request")  # written once, when the turn ended (the request_log integration)
+    assert len(stored) == 1 and snapshot_from_record(stored[0]) == snap
+    assert SECRET not in str(stored)
 
 
 def test_a_turn_that_sent_nothing_has_no_request():

@@ -50,6 +50,7 @@ class TurnStart(EventBase):
     # prompt_render_hash, prompt_variables) and the harness's run_context_metadata.
     prompt: dict[str, Any] | None = None
     run_context: dict[str, Any] | None = None
+    turn_number: int = 0  # the turn's place in its session (1 = first) where a view was told it; 0: not known
 
 
 class StepStart(EventBase):

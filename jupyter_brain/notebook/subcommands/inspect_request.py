@@ -13,7 +13,7 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-from ...agent.request_snapshot import RequestSnapshot
+from ...agent.request_snapshot import REQUEST_RECORD, RequestSnapshot, snapshot_from_record
 from .text import clip
 
 PART_TITLES = {
@@ -45,7 +45,7 @@ def cmd_inspect(magics: Any, rest: list[str]) -> None:
     print(render_snapshot(snapshot, full=full))
 
 
-NOT_KEPT = "its request is not kept — requests are kept in memory for the turns this kernel ran"
+NOT_KEPT = "its request was not stored (it sent none, or it ran before requests were stored)"
 
 
 def turn_snapshot(session: Any, key: str | None = None) -> tuple[Any, RequestSnapshot | None]:
@@ -53,7 +53,19 @@ def turn_snapshot(session: Any, key: str | None = None) -> tuple[Any, RequestSna
     (a number, 1 = first, or a turn id). The session must have turns."""
     record = _pick_turn(session.turns(), key)
     result = next((r for r in reversed(session.results) if r.turn_id == record.turn_id), None)
-    return record, (result.request_snapshot() if result is not None else None)
+    if result is not None:
+        return record, result.request_snapshot()
+    return record, stored_snapshot(session.event_log, session.name, record.turn_id)  # an earlier kernel's turn
+
+
+def stored_snapshot(event_log: Any, session_id: str, turn_id: str) -> RequestSnapshot | None:
+    """The request a turn stored when it ended (``agent/integrations/request_log``)."""
+    db, lock = event_log.shared_connection()
+    with lock:
+        row = db.execute("SELECT data FROM records WHERE kind = ? AND session_id = ?"
+                         " AND json_extract(data, '$.turn_id') = ? ORDER BY id DESC LIMIT 1",
+                         (REQUEST_RECORD, session_id, turn_id)).fetchone()
+    return None if row is None else snapshot_from_record(json.loads(row[0]))
 
 
 def _pick_turn(turns: list[Any], key: str | None) -> Any:

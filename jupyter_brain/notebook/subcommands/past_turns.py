@@ -6,24 +6,32 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
+from ...agent.cost import SessionCostTracker
+from ...turn_costs import logged_turn_costs
 from ..budget import budget_lines
+from ..turn_numbers import numbered_events
 from ..views import agent_view, close_view
 from .text import clip, count_arg
 
 
 def cmd_cost(magics: Any, rest: list[str]) -> None:
+    """Every turn of the session, from the event log: earlier kernels' turns too."""
     session = magics.manager.current
-    tracker = session.cost_tracker
-    if not tracker.turns:
-        print(f"session {session.name}: no turns in this kernel yet")
+    logged = logged_turn_costs(magics.manager.event_log, session.name)
+    if not logged:
+        print(f"session {session.name}: no turns yet")
         print(*budget_lines(magics, session.name), sep="\n")  # spent in every kernel, against the caps
         return
-    for i, turn in enumerate(tracker.turns, 1):
+    replaced = session.cells.table.replaced(session.name)
+    tracker = SessionCostTracker()
+    tracker.turns = [turn for _, turn in logged]  # the totals below, over every kernel's turns
+    for record, turn in logged:
         u = turn.usage
         cost = "price unknown" if turn.cost_usd is None else f"${turn.cost_usd:.4f}"
-        print(f"turn {i}: in {u.input_tokens:,}  out {u.output_tokens:,}  cache read {u.cache_read_tokens:,}  "
+        print(f"turn {record.index + 1}: in {u.input_tokens:,}  out {u.output_tokens:,}  cache read {u.cache_read_tokens:,}  "
               f"cache write {u.cache_creation_tokens:,}  {cost}  ({turn.model or '?'})"
-              + ("  ≈ estimated (the server reported no usage)" if u.estimated else ""))
+              + ("  ≈ estimated (the server reported no usage)" if u.estimated else "")
+              + ("  (replaced by a re-run)" if record.turn_id in replaced else ""))
         if turn.thinking_phase_calls:
             t = turn.thinking_phase_usage
             tc = turn.thinking_phase_cost_usd
@@ -41,8 +49,10 @@ def cmd_log(magics: Any, rest: list[str]) -> None:
     events = magics.manager.event_log.events(session_id=session.name)[-count:]
     if not events:
         print(f"session {session.name}: no events yet")
+    replaced = session.cells.table.replaced(session.name)  # a re-run's earlier turn: kept, marked
     for e in events:
-        print(event_line(e))
+        mark = e.type in ("turn_start", "turn_end") and e.turn_id in replaced
+        print(event_line(e) + (f"  [replaced by {replaced[e.turn_id][:6]}]" if mark else ""))
 
 
 def cmd_replay(magics: Any, rest: list[str]) -> None:
@@ -60,7 +70,7 @@ def cmd_replay(magics: Any, rest: list[str]) -> None:
             record = next((t for t in turns if t.turn_id == key), None)
             if record is None:
                 raise UsageError(f"%agent replay: no turn {key!r}; use 1-{len(turns)} or a turn id")
-    events = magics.manager.event_log.events(turn_id=record.turn_id)
+    events = numbered_events(magics.manager.event_log.events(turn_id=record.turn_id), record.index + 1)
     view = agent_view(magics.shell, fold=magics.fold)
     if hasattr(view, "replay"):
         view.replay(events)

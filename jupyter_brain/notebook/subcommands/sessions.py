@@ -6,6 +6,7 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
+from ..notebook_session import session_notice
 from .text import clip, count_arg
 
 
@@ -32,7 +33,8 @@ def cmd_use(magics: Any, rest: list[str]) -> None:
         session = magics.manager.use(rest[0])
     except ValueError as exc:
         raise UsageError(f"%agent use: {exc}") from None
-    print(f"session: {session.name} ({len(session.history)} messages in history)")
+    notice = session_notice(session, "")  # "continuing session X (N turns)" when it picked earlier turns up
+    print(notice or f"session: {session.name} ({len(session.history)} messages in history)")
 
 
 def cmd_reset(magics: Any, rest: list[str]) -> None:
