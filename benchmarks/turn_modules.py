@@ -95,7 +95,8 @@ def main() -> None:
     shell = InteractiveShell.instance()
     shell.run_line_magic("load_ext", "jupyter_brain")
     shell.user_ns.update(sales=[1, 2, 3], bot=ChunkMarking(script, chunk_words=1))
-    shell.run_cell_magic("agent", "--provider bot --stream", "What is in sales?")  # warm: imports, caches
+    # Warm (imports, caches) with another cell: the same text again would replay its recording.
+    shell.run_cell_magic("agent", "--provider bot --stream", "What is in sales? (warming up)")
     shell.user_ns["bot"] = bot = ChunkMarking(script, chunk_words=1)
     recorder.cuts.clear()
     sys.setprofile(recorder)
