@@ -21,8 +21,11 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-PACKAGE = ROOT / "jupyter_brain"
+if "PYTHONPATH" not in os.environ:  # benchmarks/revisions.py points PYTHONPATH at another tree
+    sys.path.insert(0, str(ROOT))
+import jupyter_brain  # noqa: E402 - after the path is set
+
+PACKAGE = Path(jupyter_brain.__file__).resolve().parent  # the package measured
 ANSWER_WORDS = 120
 
 
@@ -65,11 +68,9 @@ def main() -> None:
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    import jupyter_brain
     from jupyter_brain.agent.tracing import use_tracer_provider
     from jupyter_brain.providers.scripted import ScriptedProvider
 
-    assert Path(jupyter_brain.__file__).resolve().is_relative_to(PACKAGE), jupyter_brain.__file__
     recorder = Recorder()
     answer = " ".join(f"word{i}" for i in range(ANSWER_WORDS))
     script = [
