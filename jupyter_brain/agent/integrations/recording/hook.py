@@ -4,8 +4,9 @@ The provider of a notebook turn is a ``ReplayingProvider``; it records every mod
 (replayed or live) with its request's fingerprint. This plug-in writes that recording to
 the event log (a ``recording`` record: cell key, session, turn) once the turn is over, and
 says in ``TurnResult.replay`` whether the turn was replayed. It also tells the provider
-which tool calls ran (``ToolCallEnd``), so the recording knows which were allowed. Turns with another provider
-are not recorded (``for_turn`` returns None).
+which tool calls ran (the turn's tool-call records, read once at the end rather than from
+every event, so a streamed chunk does not pass through here), so the recording knows which
+were allowed. Turns with another provider are not recorded (``for_turn`` returns None).
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ....providers.replay import ReplayingProvider
-from ...events import EventBase, ToolCallEnd
 from ...hooks import TurnContext, TurnHook
 from ...results import TurnResult
 
@@ -37,14 +37,13 @@ class RecordingHook(TurnHook):
     def __init__(self, provider: ReplayingProvider) -> None:
         self.provider = provider
 
-    def on_event(self, ctx: TurnContext, event: EventBase) -> None:
-        if isinstance(event, ToolCallEnd) and event.status not in NOT_RUN:
-            self.provider.tool_ran(event.call_id)
-
     def result_fields(self, ctx: TurnContext) -> Mapping[str, Any]:
         return {"replay": self.provider.state}
 
     def after_turn(self, ctx: TurnContext, result: TurnResult) -> None:
+        for call in result.tool_calls:
+            if call.status not in NOT_RUN:
+                self.provider.tool_ran(call.call_id)
         recording = self.provider.recording()
         if recording.calls:
             ctx.record(RECORD_KIND, {"cell": recording.cell, "turn_id": ctx.turn_id, "recording": recording.dump()})
