@@ -2,7 +2,7 @@
  * Finished ``%%agent`` turns, saved as ``application/vnd.jupyter-brain.turn+json`` (the
  * kernel retires the live widget once a turn is final, so a saved notebook carries no
  * widget code per cell). Drawn by the live view's own renderer (``js/src/turn_view.ts``,
- * bundled into ``../view``). Where this extension is absent, the bundle's
+ * bundled into ``../view``; its CSS comes with ``style/index.js``). Where this extension is absent, the bundle's
  * ``text/markdown`` is shown instead.
  *
  * Safe in untrusted notebooks: the renderer sets no script, and the model's Markdown goes
@@ -12,7 +12,6 @@ import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
 
 import { renderTurn, type TurnBundle, type TurnPainter } from '../view/turn_view.js';
-import '../view/turn_view.css';
 
 export const TURN_MIME = 'application/vnd.jupyter-brain.turn+json';
 
