@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from .conftest import open_and_run, run_command, screenshot, wait_idle_after_run, write_notebook
+from .conftest import open_and_run, open_notebook, run_command, screenshot, wait_idle_after_run, write_notebook
 
 pytestmark = pytest.mark.browser
 
@@ -72,3 +72,25 @@ def test_finished_turn_is_drawn_by_the_extension_and_saved_as_data(lab, page):
     assert view.locator("img.jb-tool-image").count() == 1
     assert page.locator(".jp-OutputArea-output", has_text="Agent — Turn").count() == 0  # no fallback shown
     screenshot(page, "saved_turn_reopened")
+
+
+def test_markdown_fallback_shows_dollars_not_math(lab, page):
+    """The fallback's dollars (``<span>&#36;</span>``) through JupyterLab's own Markdown
+    renderer and MathJax, in an untrusted notebook: amounts, not typeset math."""
+    from jupyter_brain.widgets._format import escape_dollars
+
+    base, root = lab
+    path = write_notebook(root, "dollars.ipynb", ["print('saved output below')"])
+    nb = json.loads(path.read_text())
+    markdown = escape_dollars("Revenue fell from $57,100 to $44,900; `$x` stays code.\n\n**Cost $0.0123**")
+    markdown += "\n\nA control that is math: $x^2$"  # typeset: MathJax has run once it shows
+    nb["cells"][0]["outputs"] = [{"output_type": "display_data", "metadata": {}, "data": {"text/markdown": markdown}}]
+    path.write_text(json.dumps(nb))
+    open_notebook(page, base, "dollars.ipynb")
+    output = page.locator(".jp-RenderedMarkdown", has_text="Revenue fell").first
+    output.wait_for()
+    output.locator("mjx-container").first.wait_for()  # the control is typeset: MathJax is done
+    text = output.inner_text()
+    assert "Revenue fell from $57,100 to $44,900;" in text and "Cost $0.0123" in text
+    assert output.locator("code", has_text="$x").count() == 1
+    assert output.locator("mjx-container").count() == 1  # the control only
