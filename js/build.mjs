@@ -1,6 +1,7 @@
 // Bundle src/index.ts into ../jupyter_brain/static/agent_view.js and src/compare/index.ts
 // into compare_view.js (ES modules whose default export is the anywidget factory), each
-// with its .css.
+// with its .css; src/turn_view.ts into ../js/lab/view/turn_view.js (+ .css), the finished
+// turn's renderer that the JupyterLab extension bundles (js/lab/src/turn_renderer.ts).
 // `npm run build` runs type generation and `tsc --noEmit` first; `--watch` rebuilds.
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
@@ -26,9 +27,18 @@ const options = {
   logLevel: "info",
 };
 
+// For the lab extension's webpack: unminified, so its build and source maps stay readable.
+const labView = {
+  ...options,
+  entryPoints: { turn_view: resolve(here, "src", "turn_view.ts") },
+  outdir: resolve(here, "lab", "view"),
+  minify: false,
+};
+
 if (process.argv.includes("--watch")) {
   const ctx = await esbuild.context({ ...options, minify: false });
   await ctx.watch();
 } else {
   await esbuild.build(options);
+  await esbuild.build(labView);
 }

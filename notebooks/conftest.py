@@ -61,3 +61,23 @@ def _held_messages(get: Any) -> Any:
 if IPyNbFile is not None and not getattr(IPyNbFile.get_kernel_message, "applies_display_updates", False):
     IPyNbFile.get_kernel_message = _held_messages(IPyNbFile.get_kernel_message)
     IPyNbFile.get_kernel_message.applies_display_updates = True
+
+
+# A finished %%agent turn's output also carries application/vnd.jupyter-brain.turn+json
+# (#24: what the JupyterLab extension draws). It holds the same turn as the compared
+# text/markdown, plus event timestamps and ids that differ on every run: nbval skips it, as
+# it skips a widget's model id.
+TURN_MIME = "application/vnd.jupyter-brain.turn+json"
+
+
+def _skipping_turn_json(init: Any) -> Any:
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        self.skip_compare = (*self.skip_compare, TURN_MIME)
+
+    return __init__
+
+
+if IPyNbFile is not None and not getattr(IPyNbFile.__init__, "skips_turn_json", False):
+    IPyNbFile.__init__ = _skipping_turn_json(IPyNbFile.__init__)
+    IPyNbFile.__init__.skips_turn_json = True

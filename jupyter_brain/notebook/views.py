@@ -60,11 +60,21 @@ def compare_view(shell: Any, strategies: list[str], runs: int, prompt: str) -> A
 def close_view(view: Any) -> None:
     """Flush the widget's last batch and re-publish its output with the Markdown fallback.
 
-    The text view has nothing to flush.
+    An ``AgentView``'s turn is final here: its output becomes the finished turn's bundle
+    (``widgets/turn_bundle.py``) and the widget is retired, so the saved notebook holds
+    no widget code and a re-run leaves no orphaned view. The text view has nothing to flush.
     """
     release = getattr(view, "release_outputs", None)
     if release is not None:
         release()
+    if hasattr(view, "finished_bundle"):
+        view.close_stream()
+        bundle = view.finished_bundle()
+        handle = getattr(view, "display_handle", None)
+        if handle is not None:
+            handle.update(bundle, raw=True)
+        view.retire()
+        return
     close = getattr(view, "close_stream", None)
     if close is not None:
         close()

@@ -154,17 +154,19 @@ def compaction_text(e: dict[str, Any]) -> str:
 _FENCE = re.compile(r"\s{0,3}(`{3,}|~{3,})")
 _CODE_SPAN = re.compile(r"(`+).*?(?<!`)\1(?!`)")
 _DOLLAR = re.compile(r"(\\*)\$")
+DOLLAR = "<span>&#36;</span>"  # a "$" that neither MathJax nor Markdown export changes
 
 
 def escape_dollars(markdown: str) -> str:
-    r"""Dollar signs outside code as ``\\$``, for Markdown that JupyterLab renders.
+    r"""Dollar signs outside code as ``<span>&#36;</span>``, for Markdown that JupyterLab
+    renders and that exports (``nbconvert --to markdown``, GitHub) show as written.
 
-    JupyterLab typesets ``$…$`` in rendered Markdown as LaTeX (MathJax, on the HTML), so
-    "from $57,100 to $44,900" became math, and so does the CommonMark escape ``\$``: the
-    Markdown step drops its backslash before MathJax looks. ``\\$`` leaves ``\$`` in the
-    HTML, which MathJax shows as "$" (checked in JupyterLab 4.6 by
-    ``tests/browser/test_agent_view_in_lab.py``; nbconvert's HTML uses MathJax the same way).
-    Fenced code, inline code spans and HTML lines are left as they are."""
+    JupyterLab typesets ``$…$`` in rendered Markdown as LaTeX, twice over: its Markdown step
+    lifts ``$…$`` pairs out of the source before parsing, and MathJax then scans the HTML's
+    text. The entity has no ``$`` for the first; the element ends MathJax's run of text (it
+    never pairs delimiters across an element), so "from $57,100 to $44,900" stays text.
+    A plain Markdown renderer shows the same ``$`` (the old ``\\$`` form showed ``\$``
+    there). Fenced code, inline code spans and HTML lines are left as they are."""
     if "$" not in markdown:
         return markdown
     out: list[str] = []
@@ -183,7 +185,7 @@ def escape_dollars(markdown: str) -> str:
 
 
 def _escaped(match: re.Match[str]) -> str:
-    return match.group(0) if len(match.group(1)) >= 2 else "\\\\$"
+    return match.group(0) if len(match.group(1)) >= 2 else DOLLAR
 
 
 def _escape_outside_code_spans(line: str) -> str:

@@ -38,6 +38,7 @@ from ._batching import FLUSH_INTERVAL_S, FlushScheduler, TimerFactory
 from ._fold import Compactor, Entry, Transcript
 from ._header import Header
 from .text_view import events_to_markdown
+from .turn_bundle import turn_bundle
 
 __all__ = ["COMMIT_DELAY_S", "COMMIT_INTERVAL_S", "FLUSH_INTERVAL_S", "AgentView", "BundleMissingError"]
 
@@ -244,6 +245,34 @@ class AgentView(anywidget.AnyWidget):
             return bundle
         data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
         return {**data, "text/markdown": fmt.escape_dollars(self.to_markdown())}, metadata
+
+    def finished_bundle(self) -> dict[str, Any]:
+        """The turn as plain output data (``turn_bundle.py``): what the cell keeps once the
+        turn is final and the widget is retired."""
+        with self._lock:
+            h = self._header
+            header = {"session_id": h.session_id, "turn": h.turn, "status": h.status, "steps": h.steps}
+            entries = redact_value(self._durable.entries(), self.redact)
+        return turn_bundle(entries, fmt.escape_dollars(self.to_markdown()), fold=self.fold,
+                           header=header, plain=repr(self))
+
+    def retire(self) -> None:
+        """Close the widget for good, leaving no state behind: its synced traits (the JS
+        and CSS above all) are emptied first, because nbclient and papermill keep a closed
+        model's last state in the notebook (they ignore ``comm_close``); JupyterLab drops it."""
+        self.close_stream()
+        with self._lock:
+            self._batch.close()
+        with self.hold_sync():
+            self.set_trait("_esm", "export default {};")  # a valid module: anywidget reloads on change
+            self.set_trait("_css", "")
+            self.transcript = []
+            self.transcript_n = 0
+            self.usage = {}
+        layout = getattr(self, "layout", None)
+        if layout is not None:
+            layout.close()
+        self.close()
 
     def __repr__(self) -> str:
         h = self._header

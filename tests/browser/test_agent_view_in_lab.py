@@ -72,10 +72,12 @@ def test_agent_cell_renders_stream_thinking_reflection_tools(lab, page):
 
 
 def test_reopened_notebook_shows_the_transcript(lab, page):
-    """A reopened (untrusted) notebook shows each finished turn's Markdown transcript.
+    """A reopened (untrusted) notebook shows each finished turn as the live view drew it.
 
-    JupyterLab renders only safe mimetypes for untrusted outputs, so the saved Markdown
-    fallback stands in for the live widget, with no kernel and no widget state needed.
+    A finished turn is saved as data (``application/vnd.jupyter-brain.turn+json``, #24),
+    which the extension's renderer (safe for untrusted outputs) draws, with no kernel and no
+    widget state needed; its Markdown fallback is for where the extension is absent
+    (``test_saved_turn_in_lab.py`` checks that fallback's dollars).
     """
     import shutil
     from pathlib import Path
@@ -83,14 +85,18 @@ def test_reopened_notebook_shows_the_transcript(lab, page):
     base, root = lab
     shutil.copy(Path(__file__).resolve().parents[2] / "notebooks" / "quickstart.ipynb", root / "reopened.ipynb")
     open_notebook(page, base, "reopened.ipynb")
-    output = page.locator(".jp-OutputArea-output", has_text="Agent — Turn 1").first
+    output = page.locator(".jb-turn-output .jb-agent-view", has_text="largest revenue drop").first
     output.wait_for()
     output.scroll_into_view_if_needed()
-    screenshot(page, "reopened_quickstart")
+    # Stable once the answers are laid out: the steps' figures load lazily, only when their
+    # fold is opened and scrolled to, so the cells' images are not all complete before.
+    screenshot(page, "reopened_quickstart", stable=".jb-turn-output .jb-answer")
+    output.locator(".jb-process-summary").first.click()  # the folded steps, opened
     text = output.inner_text()
     assert "largest revenue drop" in text and "July" in text and "completed" in text
     # Dollar amounts are not typeset as LaTeX (JupyterLab's MathJax reads $…$ as math).
     assert "from $57,100 to $44,900" in text
     assert output.locator("mjx-container").count() == 0
-    assert output.locator("details summary", has_text="Thinking").count() >= 1
-    assert output.locator("code", has_text="run_python").count() >= 1
+    assert output.locator("details.jb-thinking").count() >= 1
+    assert output.locator(".jb-tool-name", has_text="run_python").count() >= 1
+    assert page.locator(".jp-OutputArea-output", has_text="Agent — Turn 1").count() == 0  # not the fallback

@@ -87,9 +87,9 @@ def test_streamed_text_arrives_in_pieces_and_the_view_shows_it(local_model, reco
     # The answer could not stop early: the bound ended it, so the server honoured max_tokens.
     assert chunks[-1]["choices"][0]["finish_reason"] == "length"
     assert exchange.response_text().rstrip().endswith("data: [DONE]")
-    # The view: the widget, then its final state with the Markdown transcript.
+    # The view: the widget, then the finished turn's bundle with the Markdown transcript.
     final = run.displays()[-1]
-    assert "application/vnd.jupyter.widget-view+json" in final
+    assert "application/vnd.jupyter-brain.turn+json" in final
     assert "status='completed'" in final["text/plain"]
     assert result["text"].strip()[:20] in final.get("text/markdown", ""), final.get("text/markdown")
 

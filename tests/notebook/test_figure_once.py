@@ -1,5 +1,6 @@
 """#13 in a real kernel: a figure and a table the agent's code made appear once — inside
-the widget's tool row (its synced transcript) — and not again as outputs of the cell."""
+the finished turn's tool row — and not again as outputs of the cell (#24: the figure's
+bytes are stored once, in the Markdown fallback, which the turn's JSON points into)."""
 
 from __future__ import annotations
 
@@ -43,6 +44,9 @@ def test_a_figure_made_by_the_agent_appears_once(tmp_path, monkeypatch):
     assert [o.output_type for o in outputs] == ["display_data"], outputs  # the widget, nothing else
     assert "image/png" not in outputs[0].data
     assert nb.cells[2].outputs[0].text.strip() == "completed []"
-    state = json.dumps(nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"])
-    assert state.count("data:image/png;base64,") == 1  # the figure, in the tool row's entry
-    assert "<td>120</td>" in state  # the DataFrame's table, too
+    turn = outputs[0].data["application/vnd.jupyter-brain.turn+json"]
+    figures = [i for e in turn["transcript"] for i in e.get("images") or []]
+    assert figures == ["markdown-image:0"]  # the tool row points at the Markdown's figure
+    assert outputs[0].data["text/markdown"].count("data:image/png;base64,") == 1
+    assert nbformat.writes(nb).count("iVBORw0KGgo") == 1  # a PNG's first bytes: one copy in the file
+    assert "<td>120</td>" in json.dumps(turn)  # the DataFrame's table, in the tool row

@@ -28,7 +28,8 @@ def test_agent_output_keeps_widget_and_markdown_transcript(tmp_path, monkeypatch
     displays = [o for o in outputs if o.output_type == "display_data"]
     assert len(displays) == 1, outputs
     data = displays[0].data
-    assert "application/vnd.jupyter.widget-view+json" in data
+    assert "application/vnd.jupyter.widget-view+json" not in data  # the finished turn is data, not a widget
+    assert data["application/vnd.jupyter-brain.turn+json"]["status"] == "completed"
     assert "status='completed'" in data["text/plain"]
     markdown = data["text/markdown"]
     assert "**March** dropped most." in markdown and "compare months" in markdown

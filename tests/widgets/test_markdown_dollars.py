@@ -1,6 +1,8 @@
 """Dollar amounts in the Markdown that JupyterLab renders stay dollar amounts: it typesets
 ``$…$`` as LaTeX even after the CommonMark escape ``\\$``, so the transcript's bundle writes
-``\\\\$`` outside code (the browser check is in tests/browser/test_agent_view_in_lab.py)."""
+``<span>&#36;</span>`` outside code, which a Markdown export shows as ``$`` too (the browser
+check is in tests/browser/test_agent_view_in_lab.py, the export's in
+tests/notebook/test_saved_size.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from jupyter_brain.agent.events import StepEnd, StepStart, TextDelta, TurnEnd, T
 from jupyter_brain.widgets import AgentView
 from jupyter_brain.widgets._format import escape_dollars
 
-ESC = "\\\\$"  # two backslashes, then the dollar
+ESC = "<span>&#36;</span>"  # no "$" for JupyterLab's math step, an element that ends MathJax's text
 
 
 def test_dollars_outside_code_are_escaped_and_code_is_left_alone():
@@ -26,7 +28,7 @@ def test_dollars_outside_code_are_escaped_and_code_is_left_alone():
     ])
     assert escape_dollars(md).split("\n") == [
         f"Revenue fell from {ESC}57,100 to {ESC}44,900 (`df['$col']`, ``a ` $b``).",
-        f"Escaped once {ESC}5, twice {ESC}6.",
+        "Escaped once <span>&#36;</span>5, twice \\\\$6.",  # an old-style \\$ is left as written
         "```python",
         'print(f"${x:,.0f}")',
         "```",

@@ -20,6 +20,7 @@ import { ERROR_MIME, fixableErrorFactory } from './fixbutton';
 import { statusText, statusTitle } from './format';
 import { agentCellExtension } from './highlight';
 import { renderInspector } from './inspector';
+import { turnRendererFactory } from './turn_renderer';
 import type { ICellsMessage, IFixReply, IInspectReply, IStatusMessage } from './protocol';
 
 export const CommandIDs = {
@@ -219,6 +220,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
       };
       rendermime.addFactory(fixableErrorFactory(errorFactory, onFix), rendermime.getRank(ERROR_MIME));
     }
+    // Finished %%agent turns (their Markdown fallback shows where this extension is absent).
+    rendermime.addFactory(turnRendererFactory);
 
     const current = () => tracker.currentWidget;
     app.commands.addCommand(CommandIDs.insertAgentCell, {

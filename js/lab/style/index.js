@@ -1,1 +1,3 @@
 import './index.css';
+// The finished-turn view's styles (js/src/styles.css, bundled into ../view by js/'s build).
+import '../view/turn_view.css';

@@ -1,0 +1,78 @@
+// A finished turn's output bundle (jupyter_brain/widgets/turn_bundle.py), drawn without a
+// widget: the figure's bytes come back from the Markdown fallback, where they are stored once.
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { AgentEvent } from "../src/protocol";
+import { markdownImages, renderTurn, resolveImages, type TurnBundle } from "../src/turn_view";
+
+const PNG = "iVBORw0KGgoAAAANSUhEUg==";
+const JPEG = "/9j/4AAQSkZJRg==";
+const MARKDOWN = [
+  "### Agent — Turn 1",
+  "**March** fell from <span>&#36;</span>135 to <span>&#36;</span>90.",
+  `![figure 1 from run_python](data:image/png;base64,${PNG})`,
+  `![output of run_python](data:image/jpeg;base64,${JPEG})`,
+].join("\n\n");
+
+function turn(): AgentEvent[] {
+  return [
+    { type: "turn_start", session_id: "s", user_message: "Plot it", provider: "scripted", model: "m", think_level: "off", strategy: "none", max_steps: 6 },
+    { type: "step_start", step: 1 },
+    { type: "tool_call_start", step: 1, call_id: "c1", name: "run_python" },
+    { type: "tool_call_args", step: 1, call_id: "c1", name: "run_python", arguments: { code: "plot()" }, wave: 0 },
+    {
+      type: "tool_call_end", step: 1, call_id: "c1", name: "run_python", status: "ok", duration_ms: 10,
+      images: ["markdown-image:0", "markdown-image:7"],
+      outputs: [
+        { mime_type: "image/jpeg", data: "", markdown_image: 1, role: "display" },
+        { mime_type: "text/html", data: "<table><tr><td>120</td></tr></table>", role: "value" },
+      ],
+    } as unknown as AgentEvent,
+    { type: "step_end", step: 1 },
+    { type: "step_start", step: 2 },
+    { type: "text_delta", step: 2, text: "**March** fell from $135 to $90." },
+    { type: "step_end", step: 2 },
+    { type: "turn_end", status: "completed", text: "", steps: 2, tool_calls: 1, reflections: 0, duration_ms: 900, cost_usd: 0 },
+  ];
+}
+
+beforeEach(() => vi.useFakeTimers());
+afterEach(() => vi.useRealTimers());
+
+describe("finished turn bundle", () => {
+  it("finds the Markdown's inline images in order", () => {
+    expect(markdownImages(MARKDOWN)).toEqual([{ mime: "image/png", data: PNG }, { mime: "image/jpeg", data: JPEG }]);
+    expect(markdownImages("no images, ![a link](https://example.com/x.png)")).toEqual([]);
+  });
+
+  it("puts the figures' bytes back where the transcript points at them", () => {
+    const events = turn();
+    const resolved = resolveImages(events, MARKDOWN);
+    const end = resolved[4] as unknown as { images: string[]; outputs: Record<string, unknown>[] };
+    expect(end.images).toEqual([`data:image/png;base64,${PNG}`, ""]); // an unknown reference: no image
+    expect(end.outputs[0]).toEqual({ mime_type: "image/jpeg", data: JPEG, role: "display" });
+    expect(end.outputs[1].data).toContain("<td>120</td>");
+    expect(resolved[0]).toBe(events[0]); // entries without images are passed through
+    expect((events[4] as unknown as { images: string[] }).images[0]).toBe("markdown-image:0"); // the input is not changed
+  });
+
+  it("draws the turn as the live view does, answer first, steps folded, figures shown", () => {
+    const host = document.createElement("div");
+    const bundle: TurnBundle = { version: 1, fold: "auto", status: "completed", transcript: turn() };
+    const view = renderTurn(host, bundle, MARKDOWN);
+    vi.runAllTimers(); // a repaint goes in slices
+    expect(host.querySelector(".jb-answer")?.textContent).toContain("March fell from $135 to $90.");
+    expect((host.querySelector("details.jb-process") as HTMLDetailsElement).open).toBe(false);
+    const srcs = [...host.querySelectorAll("img")].map((i) => i.getAttribute("src"));
+    expect(srcs).toEqual([`data:image/png;base64,${PNG}`, `data:image/jpeg;base64,${JPEG}`]);
+    expect(host.querySelector("td")?.textContent).toBe("120");
+    expect(host.querySelector(".jb-approval")).toBeNull();
+    view.dispose();
+  });
+
+  it("keeps the steps open with fold 'never'", () => {
+    const host = document.createElement("div");
+    renderTurn(host, { version: 1, fold: "never", transcript: turn() }, MARKDOWN);
+    vi.runAllTimers();
+    expect((host.querySelector("details.jb-process") as HTMLDetailsElement).open).toBe(true);
+  });
+});
