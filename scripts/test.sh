@@ -18,11 +18,10 @@ background=()
 trap 'for group in "${background[@]}"; do kill -- "-$group" 2>/dev/null || true; done' EXIT
 
 # Debian's packages: Chromium for the browser tests (never a downloaded browser build), a
-# C++ compiler for llama.cpp, faketime for the summer-clock pass.
+# C++ compiler for llama.cpp.
 missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 command -v g++ >/dev/null || missing+=(g++)
-command -v faketime >/dev/null || missing+=(faketime)
 if [ ${#missing[@]} -gt 0 ]; then
   step "apt-get install ${missing[*]}"
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
@@ -106,10 +105,9 @@ CMAKE_ARGS="-DLLAVA_BUILD=OFF ${CMAKE_ARGS:-}" "$VENV/bin/python" -m pip install
 
 # Order and calendar dependence, in one pass of the fast tests: a random order
 # (pytest-randomly; the seed is printed, `pytest -p randomly --randomly-seed=N` repeats that
-# order and SEED=N picks it here) under a wall clock in European summer time (Debian's
-# faketime; the clock keeps running from that date). The monotonic clock stays real: timed
-# waits on locks sleep on it in the kernel, which faketime's offset would stretch to months.
+# order and SEED=N picks it here) with the wall clock in European summer time (`--clock`,
+# tests/conftest.py: time-machine moves time.time and datetime, which tick on from there;
+# time.monotonic and sleeps stay real).
 SEED=${SEED:-$(((RANDOM << 15) | RANDOM))}
-step "the fast tests in random order (seed $SEED) under a summer clock (faketime 2027-07-15)"
-FAKETIME_DONT_FAKE_MONOTONIC=1 faketime '2027-07-15 12:00:00' \
-  "${PYTEST[@]}" -p randomly --randomly-seed="$SEED" -q "${FAST[@]}"
+step "the fast tests in random order (seed $SEED) on a summer clock (2027-07-15)"
+"${PYTEST[@]}" -p randomly --randomly-seed="$SEED" --clock 2027-07-15T12:00:00 -q "${FAST[@]}"

@@ -2,8 +2,44 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--clock", metavar="ISO-DATETIME", default=None,
+                     help="move the wall clock to this moment for the whole run (time-machine: time.time and "
+                          "datetime tick on from there; time.monotonic and sleeps stay real). scripts/test.sh's "
+                          "summer pass uses 2027-07-15T12:00:00")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    moment = config.getoption("--clock")
+    if moment:
+        import time_machine
+
+        # libfaketime, tried first, also faked file times (every import recompiled) and broke
+        # absolute sleeps; time-machine moves only what Python reads as the wall clock.
+        traveller = time_machine.travel(dt.datetime.fromisoformat(moment), tick=True)
+        traveller.start()
+        config.stash[_CLOCK] = traveller
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    traveller = config.stash.get(_CLOCK, None)
+    if traveller is not None:
+        traveller.stop()
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    if config.getoption("--clock"):
+        return f"clock moved: today is {dt.date.today().isoformat()}, now {dt.datetime.now().isoformat(timespec='seconds')}"
+    return None
+
+
+_CLOCK = pytest.StashKey[object]()
 
 
 @pytest.fixture()

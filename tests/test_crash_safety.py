@@ -126,10 +126,6 @@ class Child:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"):
             env.pop(var, None)
-        if "FAKETIME" in env:
-            # The summer-clock pass of scripts/test.sh: under faketime with the monotonic clock
-            # left real, time.sleep raises EINVAL. The child's date is not what this checks.
-            env.pop("LD_PRELOAD", None)
         self.proc = subprocess.Popen(
             [sys.executable, "-c", CHILD, str(data_dir), mode],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
@@ -158,7 +154,7 @@ class Child:
 
     def kill(self) -> None:
         self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait()  # SIGKILL always ends it (a timed wait would sleep: EINVAL under faketime)
+        self.proc.wait()  # SIGKILL always ends it
         assert self.proc.returncode == -signal.SIGKILL
 
 
