@@ -27,10 +27,8 @@ HEADLESS_CHANNEL = "headless"  # ApprovalDecision.channel of an approval nobody 
 def execute_request(shell: Any) -> dict[str, Any] | None:
     """The execute request the kernel is handling now (header, metadata, content), if any."""
     kernel = getattr(shell, "kernel", None)
-    if kernel is None:
-        return None
     parent: Any = None
-    if hasattr(kernel, "get_parent"):
+    if kernel is not None and hasattr(kernel, "get_parent"):
         try:
             parent = kernel.get_parent()
         except Exception:  # noqa: BLE001 - older ipykernels take a channel argument; fall back below

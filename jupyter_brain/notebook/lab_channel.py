@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..foundation.version import __version__
-from .cell_identity import current_cell_id  # JupyterLab's id of the running cell (its home: cell_identity.py)
+from .headless import request_cell_id as current_cell_id  # JupyterLab's id of the running cell
 
 log = logging.getLogger(__name__)
 

@@ -72,7 +72,8 @@ def close_view(view: Any) -> None:
         bundle = view.finished_bundle()
         handle = getattr(view, "display_handle", None)
         if handle is not None:
-            handle.update(bundle, raw=True)
+            metadata = getattr(view, "output_metadata", None)  # the turn's recording (notebook/replay.py)
+            handle.update(bundle, raw=True, **({"metadata": metadata} if metadata else {}))
         view.retire()
         return
     close = getattr(view, "close_stream", None)

@@ -160,8 +160,12 @@ def test_max_cost_in_a_real_kernel_stops_before_the_call(tmp_path: Any, monkeypa
         nbformat.v4.new_code_cell("print(_agent.status, len(calls))"),
         nbformat.v4.new_code_cell("%agent cost"),
     ]
-    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    # allow_errors: the stopped turn fails its cell (AgentMagics.fail_on), as Run All should see it
+    NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
     assert nb.cells[2].outputs[0].text.strip() == "budget 0"
+    (error,) = [o for o in nb.cells[1].outputs if o.output_type == "error"]
+    assert error.ename == "AgentTurnFailed" and "(budget)" in error.evalue
     (display,) = [o for o in nb.cells[1].outputs if o.output_type == "display_data"]
     markdown = display.data["text/markdown"]
     assert "stopped: budget cap reached" in markdown and "--max-cost" in markdown

@@ -23,6 +23,9 @@ SETUP = (
     "    generate = generate_stream\n"
     "never = Never()\n"
     "%config AgentMagics.provider = 'never'\n"
+    # A re-run here calls the model: what it sends is what these tests check (a re-run
+    # that matches its recording replays instead: tests/notebook/test_replay_kernel.py).
+    "%config AgentMagics.replay = 'off'\n"
 )
 DIALOGUE = ("import json\n"
             "print(json.dumps([[m['content'] for m in c['messages'] if m['role'] in ('user', 'assistant')]"

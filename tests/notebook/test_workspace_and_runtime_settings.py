@@ -8,7 +8,16 @@ import os
 import platform
 from pathlib import Path
 
+import pytest
+
 from jupyter_brain.providers.scripted import ScriptedProvider
+
+
+@pytest.fixture(autouse=True)
+def _live_reruns(shell):
+    """Re-runs call the model here (what they send is what is checked); a re-run that
+    matches its recording would replay instead (tests/notebook/test_replay_kernel.py)."""
+    shell.run_line_magic("config", 'AgentMagics.replay = "off"')
 
 
 def agent(sh, line, cell):
