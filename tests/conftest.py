@@ -57,3 +57,11 @@ def shell(tmp_path, monkeypatch):
         magics._manager.event_log.close()
     sh.run_line_magic("unload_ext", "jupyter_brain")
     InteractiveShell.clear_instance()
+
+
+@pytest.fixture()
+def live_reruns(shell):
+    """Re-runs of a cell call the model (``AgentMagics.replay = "off"``): for tests of what a
+    re-run sends; a re-run that matches its recording replays instead (test_replay_kernel.py)."""
+    shell.run_line_magic("config", 'AgentMagics.replay = "off"')
+    return shell

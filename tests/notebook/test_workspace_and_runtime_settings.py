@@ -12,12 +12,8 @@ import pytest
 
 from jupyter_brain.providers.scripted import ScriptedProvider
 
-
-@pytest.fixture(autouse=True)
-def _live_reruns(shell):
-    """Re-runs call the model here (what they send is what is checked); a re-run that
-    matches its recording would replay instead (tests/notebook/test_replay_kernel.py)."""
-    shell.run_line_magic("config", 'AgentMagics.replay = "off"')
+# Re-runs call the model here: what they send is what is checked.
+pytestmark = pytest.mark.usefixtures("live_reruns")
 
 
 def agent(sh, line, cell):
