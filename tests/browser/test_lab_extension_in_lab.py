@@ -20,6 +20,8 @@ from .conftest import open_and_run, open_notebook, run_command, screenshot, wait
 pytestmark = pytest.mark.browser
 
 CELLS_SETUP = r'''%load_ext jupyter_brain
+%config AgentMagics.replay = "off"
+# (each re-run below asks the scripted model again: an unchanged re-run would replay)
 from jupyter_brain import ScriptedProvider
 
 def rounds(n):
@@ -223,4 +225,4 @@ def test_after_a_page_reload_the_extension_reconnects_to_the_kernel(brain_lab, p
     page.locator(".jb-status-item").click()
     dialog = page.locator(".jp-Dialog .jb-dialog-text")
     dialog.wait_for()
-    assert "session: default" in dialog.inner_text()
+    assert "session: lab_reload" in dialog.inner_text()  # a kernel's session is named after its notebook
