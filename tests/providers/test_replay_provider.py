@@ -63,6 +63,16 @@ def test_a_matching_recording_answers_every_call_for_free(recording):
     assert "peek first" in result.steps[0].thinking
 
 
+def test_a_full_replay_keeps_the_recorded_provider_and_model(recording):
+    """The recording saved again names who answered: a turn replayed to the end was not
+    answered by today's live provider (a new key must not relabel an old answer)."""
+    provider = ReplayingProvider(MustNotBeCalled(), [recording], flags={"think": "low"})
+    run(provider)
+    again = provider.recording()
+    assert (again.provider, again.model) == ("anthropic", "claude-sonnet-4-5")
+    assert [c.fp for c in again.calls] == [c.fp for c in recording.calls]
+
+
 def test_no_live_provider_is_needed_for_a_full_replay(recording):
     result, _ = run(ReplayingProvider(None, [recording], flags={"think": "low"}, unavailable="no Anthropic API key"))
     assert result.status == "completed" and result.replay == "replayed"

@@ -138,7 +138,9 @@ class ReplayingProvider:
     def recording(self) -> TurnRecording:
         """This turn's recording, to store for the next run."""
         base = self._chosen or (self._candidates[0] if self._candidates else None)
-        live = self._live
+        # Who answered: the live provider once it was called (or with nothing to replay);
+        # a turn replayed to the end keeps its recording's provider and model.
+        live = self._live if self.live_calls or base is None else None
         return TurnRecording(
             cell=self.cell, flags=self.flags, calls=list(self.calls), ran=list(self._ran),
             provider=str(getattr(live, "name", "") if live is not None else (base.provider if base else "")),
