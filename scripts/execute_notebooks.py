@@ -8,6 +8,11 @@ nbclient applies the agent views' end-of-turn ``update_display_data`` (the Markd
 transcript), and ``notebooks/conftest.py`` makes nbval apply it too, so nbval compares the
 saved transcripts (``notebooks/nbval_sanitize.cfg`` masks durations and embedded images).
 
+Each ``%%agent`` output carries its turn's recording, and an unchanged cell replays it, so
+its header reads ``replayed/<model>``. A turn that went live (a new or changed cell) saves
+a new recording, which the next run replays: a notebook is executed again until its
+recordings stop changing, so the saved outputs are the ones nbval's own run reproduces.
+
     .venv/bin/python scripts/execute_notebooks.py [notebooks/NAME.ipynb ...]
 """
 
@@ -31,13 +36,29 @@ class NbvalLikeClient(NotebookClient):
         return await super().async_execute_cell(cell, cell_index, execution_count, store_history=False)
 
 
+MAX_RUNS = 3  # the first run records what changed, the second replays it
+
+
+def recordings(nb) -> list:
+    """The turn recordings a notebook's outputs carry, in order."""
+    return [out.metadata["jupyter_brain"]["recording"] for cell in nb.cells for out in cell.get("outputs", [])
+            if "recording" in out.get("metadata", {}).get("jupyter_brain", {})]
+
+
 def execute(path: Path) -> None:
-    nb = nbformat.read(path, as_version=4)
-    NbvalLikeClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
-    for cell in nb.cells:
-        cell.metadata.pop("execution", None)
-    nbformat.write(nb, path)
-    print(f"executed {path.relative_to(ROOT)}")
+    for run in range(1, MAX_RUNS + 1):
+        nb = nbformat.read(path, as_version=4)
+        before = recordings(nb)
+        NbvalLikeClient(nb, timeout=600, kernel_name="python3",
+                        resources={"metadata": {"path": str(path.parent)}}).execute()
+        for cell in nb.cells:
+            cell.metadata.pop("execution", None)
+        nbformat.write(nb, path)
+        if recordings(nb) == before:
+            print(f"executed {path.relative_to(ROOT)} ({run} run{'s' * (run > 1)})")
+            return
+    print(f"executed {path.relative_to(ROOT)}: its recordings still changed after {MAX_RUNS} runs "
+          "(a turn that never replays: --rerun, AgentMagics.replay off?)")
 
 
 def main() -> None:

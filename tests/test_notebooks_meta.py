@@ -13,6 +13,7 @@ import os
 import re
 import shlex
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -115,12 +116,26 @@ def test_offline_uses_only_scripted_providers(path):
             assert call and call.group(1) in imported, (
                 f"{path.name}: {name} ={rhs} — use a model function of demo_models, e.g. `{name} = quickstart_model()`")
     # The saved run was offline: every turn a view showed came from the scripted provider.
+    assert_answered_offline(nb, cells, path.name, saved=True)
+
+
+def assert_answered_offline(nb: Any, cells: list[Any], name: str, saved: bool = False) -> None:
+    """Every turn's view names a scripted model, or a replay (``replayed/<model>``, issue
+    #24: an unchanged cell replays the recording its output carries), and every recording
+    was made by a scripted provider: no live model answered, now or when it was recorded."""
     state = nb.get("metadata", {}).get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
-    for model in state.get("state", {}).values():
-        fields = model.get("state", {})
-        if str(fields.get("_anywidget_id", "")).endswith("AgentView") and fields.get("model_label"):
-            assert fields["model_label"].startswith("scripted"), (
-                f"{path.name} was saved from a run with {fields['model_label']!r}")
+    labels = {m["state"].get("model_label") for m in state.get("state", {}).values()
+              if str(m.get("state", {}).get("_anywidget_id", "")).endswith("AgentView")}
+    labels.discard("")
+    labels.discard(None)
+    assert saved or labels, f"{name}: no agent view in the widget state"
+    assert all(label.startswith(("scripted", "replayed/")) for label in labels), (
+        f"{name} was {'saved from' if saved else 'run as'} a run with {labels}")
+    recorded_by = {out["metadata"]["jupyter_brain"]["recording"].get("provider")
+                   for cell in cells for out in cell.get("outputs", [])
+                   if "recording" in out.get("metadata", {}).get("jupyter_brain", {})}
+    assert recorded_by and all(str(p).startswith("scripted") for p in recorded_by), (
+        f"{name}: recordings made by {recorded_by}")
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -247,8 +262,4 @@ def test_runs_offline_without_keys(path, monkeypatch):
     client.execute()
     agent_runs = [c for c in nb.cells if c.cell_type == "code" and c.source.lstrip().startswith("%%agent")]
     assert agent_runs
-    state = nb.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {}).get("state", {})
-    labels = {m["state"].get("model_label") for m in state.values()
-              if str(m.get("state", {}).get("_anywidget_id", "")).endswith("AgentView")}
-    labels.discard("")
-    assert labels and all(label.startswith("scripted") for label in labels), labels
+    assert_answered_offline(nb, agent_runs, path.name)
