@@ -8,7 +8,13 @@ the ``lab`` extra allows (JupyterLab refuses an extension built to need newer pa
 Prints the new environment's Python last, for the browser tests
 (``JUPYTER_BRAIN_LAB_PYTHON``) to run JupyterLab from it.
 
-    python scripts/check_wheel.py [--out build/wheel-check]
+    python scripts/check_wheel.py [--out build/wheel-check] [--no-build-isolation] [--newest | --oldest]
+
+``--no-build-isolation`` builds with this Python's hatchling and JupyterLab (scripts/test.sh
+has them, and has built the bundles: the build hook skips Node) instead of installing them
+into a throwaway build environment. ``--newest`` builds the wheel and checks it beside the
+newest JupyterLab only; ``--oldest`` checks that built wheel beside the oldest JupyterLab
+only (scripts/test.sh runs it in the background, beside the tests).
 """
 
 from __future__ import annotations
@@ -67,27 +73,49 @@ def check_listing(python: Path) -> str:
     return line
 
 
+def build_wheel(dist: Path, isolated: bool) -> Path:
+    """The wheel, built into a clean ``dist`` and checked for the extension's files."""
+    shutil.rmtree(dist, ignore_errors=True)
+    isolation = [] if isolated else ["--no-build-isolation"]
+    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", *isolation, "-w", str(dist), str(ROOT)])
+    [wheel] = sorted(dist.glob("jupyter_brain-*.whl"))
+    check_contents(wheel)
+    return wheel
+
+
+def fresh_venv(env: Path, *requirements: str) -> Path:
+    """A new virtualenv at ``env`` with ``requirements`` installed; its Python."""
+    shutil.rmtree(env, ignore_errors=True)
+    venv.create(env, with_pip=True)
+    python = env / "bin" / "python"
+    run([str(python), "-m", "pip", "install", "-q", *requirements])
+    return python
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "wheel-check")
+    parser.add_argument("--no-build-isolation", dest="isolated", action="store_false")
+    only = parser.add_mutually_exclusive_group()
+    only.add_argument("--newest", action="store_true", help="build and check with the newest JupyterLab only")
+    only.add_argument("--oldest", action="store_true", help="check the built wheel with the oldest JupyterLab only")
     args = parser.parse_args()
-    dist, env = args.out / "dist", args.out / "venv"
-    shutil.rmtree(dist, ignore_errors=True)
-    shutil.rmtree(env, ignore_errors=True)
-    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(ROOT)])
-    [wheel] = sorted(dist.glob("jupyter_brain-*.whl"))
-    check_contents(wheel)
-    venv.create(env, with_pip=True)
-    python = env / "bin" / "python"
-    run([str(python), "-m", "pip", "install", "-q", f"{wheel}[lab]"])
-    print(f"jupyter labextension list: {check_listing(python)}")
-    oldest, old_env = oldest_jupyterlab(), args.out / "venv-oldest-lab"
-    shutil.rmtree(old_env, ignore_errors=True)
-    venv.create(old_env, with_pip=True)
-    old_python = old_env / "bin" / "python"
-    run([str(old_python), "-m", "pip", "install", "-q", f"{wheel}[lab]", f"jupyterlab=={oldest}.*"])
-    print(f"with JupyterLab {oldest}.* (the lab extra's oldest): {check_listing(old_python)}")
-    print(python)
+    dist, python = args.out / "dist", None
+    if args.oldest:
+        wheels = sorted(dist.glob("jupyter_brain-*.whl"))
+        if len(wheels) != 1:
+            sys.exit(f"--oldest checks the wheel that a run with --newest built in {dist}; found {len(wheels)}")
+        wheel = wheels[0]
+    else:
+        wheel = build_wheel(dist, args.isolated)
+        python = fresh_venv(args.out / "venv", f"{wheel}[lab]")
+        print(f"jupyter labextension list: {check_listing(python)}")
+    if not args.newest:
+        oldest = oldest_jupyterlab()
+        old_python = fresh_venv(args.out / "venv-oldest-lab", f"{wheel}[lab]", f"jupyterlab=={oldest}.*")
+        print(f"with JupyterLab {oldest}.* (the lab extra's oldest): {check_listing(old_python)}")
+    if python is not None:
+        print(python)
 
 
 if __name__ == "__main__":

@@ -56,23 +56,35 @@ setsid "$PYTHON" build/newcomer/src/scripts/check_newcomer.py >build/newcomer.lo
 NEWCOMER=$!
 background+=("$NEWCOMER")
 
+step "build tools and JupyterLab (pyproject.toml's build-system)"
+# Installed once here, so that nothing below builds in an isolated environment (each one
+# installs JupyterLab again) and the build hook finds the bundles built (it skips Node).
+mapfile -t build_reqs < <("$VENV/bin/python" scripts/extra_requirements.py build-system)
+"$VENV/bin/python" -m pip install -q "${build_reqs[@]}"
+VENV_BIN="$(cd "$VENV" && pwd)/bin"
+
 step "widgets: npm ci, build, vitest"
 # Front-end first: the Python package ships the built bundle.
 (cd js && npm ci --no-audit --no-fund --loglevel=error && npm run build && npm test)
 
-step "pip install -e .[test]"
-"$VENV/bin/python" -m pip install -q -e ".[test]"
-
-# The JupyterLab extension (js/lab, its own node_modules): vitest, a fresh build (`jupyter
-# labextension build` comes from the venv's jupyterlab), then the wheel as users get it:
-# built, installed into a fresh venv (build/wheel-check), `jupyter labextension list` checked
-# there and beside the oldest JupyterLab the `lab` extra allows.
-# The browser tests run that venv's JupyterLab (JUPYTER_BRAIN_LAB_PYTHON).
-step "JupyterLab extension: npm ci, vitest, build; the wheel installed as a user gets it"
-VENV_BIN="$(cd "$VENV" && pwd)/bin"
+# The JupyterLab extension (js/lab, its own node_modules): vitest and its build (`jupyter
+# labextension build` comes from the venv's jupyterlab).
+step "JupyterLab extension: npm ci, vitest, build"
 (cd js/lab && npm ci --no-audit --no-fund --loglevel=error && npm test && PATH="$VENV_BIN:$PATH" npm run build)
-"$VENV/bin/python" scripts/check_wheel.py
+
+step "pip install -e .[test]"
+"$VENV/bin/python" -m pip install -q --no-build-isolation -e ".[test]"
+
+# The wheel as users get it: built, installed into a fresh venv (build/wheel-check),
+# `jupyter labextension list` checked there, and in the background beside the oldest
+# JupyterLab the `lab` extra allows (waited for at the end). The browser tests run that
+# venv's JupyterLab (JUPYTER_BRAIN_LAB_PYTHON).
+step "the wheel installed as a user gets it"
+"$VENV/bin/python" scripts/check_wheel.py --no-build-isolation --newest
 export JUPYTER_BRAIN_LAB_PYTHON="$PWD/build/wheel-check/venv/bin/python"
+setsid nice -n 10 "$VENV/bin/python" scripts/check_wheel.py --oldest >build/oldest-lab.log 2>&1 &
+OLDEST_LAB=$!
+background+=("$OLDEST_LAB")
 
 export PYTHONUNBUFFERED=1
 # Tests never reach a hosted model (tests/local_model starts its own on 127.0.0.1): the
@@ -90,6 +102,10 @@ FAST=(tests --ignore=tests/local_model -m "not kernel and not browser and not lo
 step "tests, notebooks (nbval) and browser checks"
 "${PYTEST[@]}" tests notebooks --nbval --nbval-sanitize-with notebooks/nbval_sanitize.cfg \
   --ignore=tests/local_model "$@"
+
+step "the wheel beside the oldest JupyterLab the lab extra allows"
+wait "$OLDEST_LAB" || { cat build/oldest-lab.log; exit 1; }
+tail -n 1 build/oldest-lab.log
 
 step "the environment of scripts/lab.sh runs every example notebook"
 wait "$NEWCOMER" || { cat build/newcomer.log; exit 1; }
