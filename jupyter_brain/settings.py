@@ -163,9 +163,9 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             flag="--replay"),
     Setting("notebook", str, "", "the notebook file whose saved recordings replay (default: the kernel's own, "
             "found from VS Code or jupyter-server; else the working directory's notebooks)", agent_config=False),
-    Setting("fail_on", str, "error,timeout,budget,max_steps", "the turn statuses that fail a %%agent cell with a "
-            "one-line error, so Run All stops there and nbconvert / papermill exit non-zero (comma-separated; "
-            "none: never)", agent_config=False),
+    Setting("fail_on", str, "error,timeout,budget,max_steps,interrupted", "the turn statuses that fail a %%agent "
+            "cell with a one-line error, so Run All stops there and nbconvert / papermill exit non-zero "
+            "(comma-separated; none: never)", agent_config=False),
 )}
 
 #: The keys of ``%agent config`` (and the fields of ``AgentOptions``), in order.

@@ -35,7 +35,7 @@ class AgentTurnFailed(Exception):
 
 
 def fail_statuses(text: str | None) -> frozenset[str]:
-    """``"error,timeout,budget,max_steps"`` → those statuses; ``"none"`` → none. A name
+    """``"error,timeout,budget,max_steps,interrupted"`` → those statuses; ``"none"`` → none. A name
     that is no status is a usage error naming the choices (before the turn spends anything)."""
     names = [n.strip().lower().replace("-", "_") for n in (text or "").split(",")]
     names = [n for n in names if n not in NEVER]

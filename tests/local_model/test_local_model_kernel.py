@@ -152,7 +152,9 @@ def test_ctrl_c_mid_stream_ends_the_cell_and_the_next_cell_works(local_model, re
     assert not cut.upstream_finished, "the server had finished the answer before the kernel hung up"
     assert streamed and cut.forwarded_content().startswith(streamed), (streamed, cut.forwarded_content())
 
-    assert run.status == "ok", f"the interrupt escaped as an error: {run.reply}"  # handled, no traceback
+    # The cell fails in one line (AgentMagics.fail_on: a Run All stops there), no traceback.
+    assert run.status == "error" and run.reply.get("ename") == "AgentTurnFailed", run.reply
+    assert len(run.reply["traceback"]) == 1 and "(interrupted)" in run.reply["traceback"][0], run.reply
     ends = [e["status"] for e in run.events if e.get("type") == "turn_end"]
     assert ends == ["interrupted"], ends
     result = turn(kernel)

@@ -53,6 +53,7 @@ def test_kernel_interrupt_mid_stream_stops_cleanly_and_next_cell_works(tmp_path,
         )
         assert kc.execute_interactive(setup, timeout=60)["content"]["status"] == "ok"
         msg_id = kc.execute("%%agent --provider slow\nwrite a lot")
+        queued = kc.execute("ran_after_interrupt = True")  # the next cell of a Run All, queued behind it
         # Wait until text is streaming, then interrupt the kernel (what the stop button does).
         deadline = time.monotonic() + 30
         streaming = False
@@ -63,11 +64,21 @@ def test_kernel_interrupt_mid_stream_stops_cleanly_and_next_cell_works(tmp_path,
         km.interrupt_kernel()
         reply = kc.get_shell_msg(timeout=30)
         assert reply["parent_header"]["msg_id"] == msg_id
-        assert reply["content"]["status"] == "ok"  # handled: no KeyboardInterrupt traceback
+        # The cell fails as an interrupted cell does (AgentMagics.fail_on), in one line, not a
+        # KeyboardInterrupt traceback; so the rest of a Run All is not run.
+        content = reply["content"]
+        assert content["status"] == "error" and content["ename"] == "AgentTurnFailed", content
+        assert len(content["traceback"]) == 1 and "(interrupted)" in content["traceback"][0], content
+        after = kc.get_shell_msg(timeout=30)
+        assert after["parent_header"]["msg_id"] == queued and after["content"]["status"] == "aborted"
         out = []
         kc.execute_interactive("print(_agent.status, _agent.messages[-1]['role'])", timeout=30,
                                output_hook=lambda m: out.append(m["content"].get("text", "")))
         assert "interrupted assistant" in "".join(out)
+        out.clear()
+        kc.execute_interactive("print('ran_after_interrupt' in globals())", timeout=30,
+                               output_hook=lambda m: out.append(m["content"].get("text", "")))
+        assert "False" in "".join(out)
         out.clear()
         kc.execute_interactive("%%agent --provider fast\nagain", timeout=30)
         kc.execute_interactive("print(_agent.status, _agent.text)", timeout=30,

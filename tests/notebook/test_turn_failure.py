@@ -16,8 +16,10 @@ def _magics(shell):
     return shell.magics_manager.registry["AgentMagics"]
 
 
-def test_the_default_fails_on_error_timeout_budget_and_the_step_limit(shell) -> None:
-    assert fail_statuses(_magics(shell).fail_on) == {"error", "timeout", "budget", "max_steps"}
+def test_the_default_fails_on_error_timeout_budget_the_step_limit_and_an_interrupt(shell) -> None:
+    """An interrupted turn fails its cell, as Ctrl-C fails any cell: the rest of a Run All
+    is not run (tests/notebook/test_kernel_display.py shows it in a real kernel)."""
+    assert fail_statuses(_magics(shell).fail_on) == {"error", "timeout", "budget", "max_steps", "interrupted"}
 
 
 def test_a_step_limit_fails_the_cell_after_the_view_and_sets_agent(shell, capsys) -> None:
