@@ -38,13 +38,41 @@ def output_allowance(provider: Any, thinking_budget: int = 0) -> int:
     return base + max(0, int(thinking_budget or 0))
 
 
+def answering(provider: Any, messages: Sequence[dict[str, Any]], tool_schemas: Sequence[dict[str, Any]],
+              thinking_budget: int = 0) -> list[Any]:
+    """The providers that could answer this call, for its price: a replay's own recording
+    (free) when the call will be replayed, else its live provider (``priced_as``); every
+    member of a chain, since any of them may take the call over."""
+    priced_as = getattr(type(provider), "priced_as", None)
+    if callable(priced_as):
+        provider = provider.priced_as(messages, tool_schemas, thinking_budget)
+    members = getattr(provider, "members", None)
+    return list(members) if isinstance(members, tuple) and members else [provider]
+
+
 def estimate_call(messages: Sequence[dict[str, Any]], tool_schemas: Sequence[dict[str, Any]], provider: Any,
                   counter: TokenCounter, *, thinking_budget: int = 0) -> CallEstimate:
-    """The most the call could cost. Input is priced as uncached input (no cache discount
-    is assumed: the estimate is an upper bound)."""
+    """The most the call could cost: the dearest provider that could answer it. Input is
+    priced as uncached input (no cache discount is assumed: the estimate is an upper bound)."""
     input_tokens = counter.estimate_request(messages, tool_schemas)
-    output_tokens = output_allowance(provider, thinking_budget)
-    model, name = getattr(provider, "model", None), getattr(provider, "name", None)
-    price = price_for(model, name)
-    cost = None if price is None else (input_tokens * price.input + output_tokens * price.output) / 1_000_000
-    return CallEstimate(input_tokens, output_tokens, cost, str(model or name or "the model"))
+    worst: CallEstimate | None = None
+    for candidate in answering(provider, messages, tool_schemas, thinking_budget):
+        output_tokens = output_allowance(candidate, thinking_budget)
+        model, name = getattr(candidate, "model", None), getattr(candidate, "name", None)
+        price = price_for(model, name)
+        cost = None if price is None else (input_tokens * price.input + output_tokens * price.output) / 1_000_000
+        estimate = CallEstimate(input_tokens, output_tokens, cost, str(model or name or "the model"))
+        if worst is None or _dearer(estimate, worst):
+            worst = estimate
+    assert worst is not None  # answering() names at least one provider
+    return worst
+
+
+def _dearer(a: CallEstimate, b: CallEstimate) -> bool:
+    """Priced beats unpriced (a chain's local fallback has no price, its hosted model does);
+    between priced calls the higher cost, between unpriced ones the longer output."""
+    if (a.cost_usd is None) != (b.cost_usd is None):
+        return a.cost_usd is not None
+    if a.cost_usd is not None and b.cost_usd is not None:
+        return a.cost_usd > b.cost_usd
+    return a.output_tokens > b.output_tokens

@@ -129,6 +129,17 @@ class ReplayingProvider:
         chosen = self._chosen
         return call_id in self._replayed_ids and chosen is not None and call_id in chosen.ran
 
+    def priced_as(self, messages: list[Message], tools: list[ToolSchema], thinking_budget: int = 0) -> Any:
+        """What the coming call costs like, for a budget that checks it before it is made:
+        this provider (replayed: free) when the recording answers it, else the live one. It
+        only looks: the call itself still decides."""
+        if self._replaying:
+            request = fingerprint(messages, tools, flags=self.flags, thinking_budget=thinking_budget)
+            with self._lock:
+                if self._would_match(request, call_kind(messages)):
+                    return self
+        return self._live if self._live is not None else self
+
     def exact_input_tokens(self, messages: list[Message], tools: list[ToolSchema]) -> int | None:
         """Counted by the live API only once the turn is live (a replay makes no call)."""
         if self._replaying or not isinstance(self._live, ExactTokenCount):
@@ -222,6 +233,14 @@ class ReplayingProvider:
         if self._cursor < len(calls) and calls[self._cursor].fp == request.value and calls[self._cursor].kind == kind:
             return calls[self._cursor]
         return None
+
+    def _would_match(self, request: RequestFingerprint, kind: str) -> bool:
+        """``_matching`` without choosing a recording or moving on."""
+        if self._chosen is None:
+            return any(c.calls and c.calls[0].fp == request.value and c.calls[0].kind == kind
+                       for c in self._candidates)
+        calls = self._chosen.calls
+        return self._cursor < len(calls) and calls[self._cursor].fp == request.value and calls[self._cursor].kind == kind
 
     def _why(self, request: RequestFingerprint, kind: str) -> str:
         recording = self._chosen or self._candidates[0]
