@@ -59,8 +59,9 @@ background+=("$NEWCOMER")
 step "build tools and JupyterLab (pyproject.toml's build-system)"
 # Installed once here, so that nothing below builds in an isolated environment (each one
 # installs JupyterLab again) and the build hook finds the bundles built (it skips Node).
+# (`editables`: what hatchling asks for to build an editable install.)
 mapfile -t build_reqs < <("$VENV/bin/python" scripts/extra_requirements.py build-system)
-"$VENV/bin/python" -m pip install -q "${build_reqs[@]}"
+"$VENV/bin/python" -m pip install -q "${build_reqs[@]}" editables
 VENV_BIN="$(cd "$VENV" && pwd)/bin"
 
 step "widgets: npm ci, build, vitest"
@@ -73,7 +74,9 @@ step "JupyterLab extension: npm ci, vitest, build"
 (cd js/lab && npm ci --no-audit --no-fund --loglevel=error && npm test && PATH="$VENV_BIN:$PATH" npm run build)
 
 step "pip install -e .[test]"
-"$VENV/bin/python" -m pip install -q --no-build-isolation -e ".[test]"
+# SKIP_JUPYTER_BUILDER: the bundles were just built and tested (the build hook would build
+# them all again for an editable install; it skips only a wheel's build when they exist).
+SKIP_JUPYTER_BUILDER=1 "$VENV/bin/python" -m pip install -q --no-build-isolation -e ".[test]"
 
 # The wheel as users get it: built, installed into a fresh venv (build/wheel-check),
 # `jupyter labextension list` checked there, and in the background beside the oldest
