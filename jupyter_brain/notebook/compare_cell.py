@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
+from .compare_replay import replaying_runs
 from .interpolate import interpolate
 from .kernel_inputs import cell_tools, workspace_for
 from .options import options_for
@@ -44,7 +45,8 @@ def run_compare_cell(magics: Any, line: str, cell: str) -> None:
     options = options_for(magics.defaults(), args, "%%compare")
     fail_on = fail_statuses(getattr(magics, "fail_on", None))  # AgentMagics.fail_on, checked before the runs
     user_ns = magics.shell.user_ns if magics.shell is not None else {}
-    factory = compare_providers(options, args.strategies, user_ns)
+    factory = replaying_runs(magics, options, args, line, cell, args.strategies, args.runs,  # recordings (#24)
+                             lambda: compare_providers(options, args.strategies, user_ns))
     prompt = interpolate(cell.strip(), user_ns)
     view = compare_view(magics.shell, args.strategies, args.runs, prompt)
     event_log = magics.manager.event_log
@@ -58,6 +60,7 @@ def run_compare_cell(magics: Any, line: str, cell: str) -> None:
             web_search=registered_web_search(),  # @jupyter_brain.web_search
         )
         view.bind(result.comparison_id, event_log)
+        view.output_metadata = factory.output_metadata()  # every run's recording, saved with the notebook
     finally:
         close_view(view)
     user_ns["_compare"] = result

@@ -187,6 +187,8 @@ def build_compare_parser() -> UsageParser:
     add_setting(p, "timeout", help="seconds allowed per run")
     add_setting(p, "max_cost_per_turn", help="USD all runs together may spend (a call that could cross it is not made)")
     add_setting(p, "max_tokens_per_turn", help="tokens (input + output) each run may use")
+    add_setting(p, "replay")  # each run's recording (notebook/compare_replay.py)
+    p.add_argument("--rerun", action="store_true", help="call the model even where a recording matches (= --replay off)")
     p.add_argument("--out", metavar="VAR", help="also store the CompareResult in this variable")
     p.add_argument("-h", "--help", action="store_true", help="show this help")
     return p

@@ -89,23 +89,28 @@ def saved_recordings(path: Path) -> list[SavedRecording]:
             notebook = {}
         cells = notebook.get("cells") if isinstance(notebook, dict) else None
         for cell in cells if isinstance(cells, list) else []:
-            recording = _cell_recording(cell)
-            if recording is not None:
-                found.append(SavedRecording(recording, cell.get("id"), str(path)))
+            found.extend(SavedRecording(recording, cell.get("id"), str(path)) for recording in _cell_recordings(cell))
     _cache[key] = (version, found)
     return found
 
 
-def _cell_recording(cell: Any) -> TurnRecording | None:
-    """The last recording among a code cell's outputs."""
+def _cell_recordings(cell: Any) -> list[TurnRecording]:
+    """A code cell's recordings: its last output's ``recording`` (an ``%%agent`` turn), or
+    its ``recordings`` (one per run of a ``%%compare`` cell, each under its run's key)."""
     if not isinstance(cell, dict) or cell.get("cell_type") != "code":
-        return None
-    found = None
+        return []
+    found: list[TurnRecording] = []
     for output in cell.get("outputs") or []:
         meta = output.get("metadata") if isinstance(output, dict) else None
         ours = meta.get("jupyter_brain") if isinstance(meta, dict) else None
-        if isinstance(ours, dict) and "recording" in ours:
-            found = TurnRecording.load(ours["recording"]) or found
+        if not isinstance(ours, dict):
+            continue
+        if "recording" in ours:
+            one = TurnRecording.load(ours["recording"])
+            found = [one] if one is not None else found
+        runs = ours.get("recordings")
+        if isinstance(runs, list):
+            found = [r for r in map(TurnRecording.load, runs[:MAX_CANDIDATES * 10]) if r is not None]
     return found
 
 

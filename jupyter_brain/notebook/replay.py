@@ -29,7 +29,7 @@ def replay_mode(options: Any, args: Any) -> str:
     return "off" if getattr(args, "rerun", False) else str(options.replay)
 
 
-def cell_source(line: str, cell: str) -> str:
+def cell_source(line: str, cell: str, magic: str = "%%agent") -> str:
     """The cell as its recordings know it: the magic's flags and the prompt as written,
     without ``--replay`` / ``--rerun`` (adding one must still find the cell's recording)."""
     words, kept = line.split(), []
@@ -43,7 +43,7 @@ def cell_source(line: str, cell: str) -> str:
             skip = True
         else:
             kept.append(word)
-    return f"%%agent {' '.join(kept)}\n{cell.strip()}"
+    return f"{magic} {' '.join(kept)}\n{cell.strip()}"
 
 
 def replaying_provider(magics: Any, options: Any, args: Any, source: str, user_ns: dict[str, Any],

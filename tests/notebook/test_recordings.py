@@ -115,3 +115,20 @@ def test_a_missing_live_provider_waits_until_a_turn_needs_it(tmp_path, monkeypat
     assert provider.live is None and provider.name == "replayed" and output_metadata(provider) == {}
     with pytest.raises(UsageError):  # --rerun: no recording is used, so the key is needed now
         replaying_provider(_Magics(log), _options(), _args(rerun=True), source, {}, no_key)
+
+
+def test_a_compare_cell_saves_one_recording_per_run_each_found_by_its_runs_key(tmp_path, monkeypatch):
+    from jupyter_brain.notebook.compare_replay import run_source
+
+    monkeypatch.chdir(tmp_path)
+    source = cell_source("--strategies react,cot", "Which month?", "%%compare")
+    runs = {(s, r): recording(run_source(source, s, r), f"fp-{s}-{r}") for s in ("react", "cot") for r in (1, 2)}
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("%%compare --strategies react,cot\nWhich month?")
+    cell.outputs = [nbformat.v4.new_output("display_data", data={"text/plain": "view"}, metadata={
+        "jupyter_brain": {"recordings": [r.dump() for r in runs.values()]}})]
+    nb.cells.append(cell)
+    nbformat.write(nb, tmp_path / "nb.ipynb")
+    for s, r in runs:
+        found = candidates_for(run_source(source, s, r), None, notebook_files(None), None)
+        assert [c.calls[0].fp for c in found] == [f"fp-{s}-{r}"]  # its own run's, never another's
