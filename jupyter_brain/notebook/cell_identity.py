@@ -20,12 +20,30 @@ from ..cell_turns import CellRun
 from .headless import execute_request
 from .headless import request_cell_id as current_cell_id  # JupyterLab's id of the running cell
 
+RUN_FLAGS = ("--append", "--rerun")  # how to run the cell this time, not what it asks
+RUN_OPTIONS = ("--replay",)  # the same, with a value
+
+
+def cell_flags(line: str) -> list[str]:
+    """The magic line's words without ``--append``, ``--rerun`` and ``--replay MODE``:
+    adding one of them to a cell does not make it another cell (for its turn here, for its
+    recordings in ``replay.cell_source``)."""
+    kept: list[str] = []
+    skip = False
+    for word in line.split():
+        if skip:
+            skip = False
+        elif word in RUN_OPTIONS:
+            skip = True
+        elif word not in RUN_FLAGS and not word.startswith(tuple(f"{o}=" for o in RUN_OPTIONS)):
+            kept.append(word)
+    return kept
+
 
 def source_key(line: str, body: str) -> str:
-    """The fallback key: the ``%%agent`` line (without ``--append``, which asks again in the
-    same cell) and the prompt; spacing in the line and at the prompt's ends ignored."""
-    flags = " ".join(word for word in line.split() if word != "--append")
-    text = f"{flags}\n{body.strip()}".encode()
+    """The fallback key: the ``%%agent`` line (``cell_flags``) and the prompt; spacing in
+    the line and at the prompt's ends ignored."""
+    text = f"{' '.join(cell_flags(line))}\n{body.strip()}".encode()
     return "src:" + hashlib.sha256(text).hexdigest()[:16]
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from ..providers.replay import ReplayingProvider, cell_key
-from .cell_identity import current_cell_id
+from .cell_identity import cell_flags, current_cell_id
 from .recordings import candidates_for, notebook_files, notebook_path
 
 # The settings that change what a request asks (the fingerprint's flags; see fingerprint.py).
@@ -30,20 +30,10 @@ def replay_mode(options: Any, args: Any) -> str:
 
 
 def cell_source(line: str, cell: str, magic: str = "%%agent") -> str:
-    """The cell as its recordings know it: the magic's flags and the prompt as written,
-    without ``--replay`` / ``--rerun`` (adding one must still find the cell's recording)."""
-    words, kept = line.split(), []
-    skip = False
-    for word in words:
-        if skip:
-            skip = False
-        elif word == "--rerun" or word.startswith("--replay="):
-            continue
-        elif word == "--replay":
-            skip = True
-        else:
-            kept.append(word)
-    return f"{magic} {' '.join(kept)}\n{cell.strip()}"
+    """The cell as its recordings know it: the magic's flags (``cell_flags``: without
+    ``--replay``, ``--rerun`` or ``--append``, adding one must still find the cell's
+    recording) and the prompt as written."""
+    return f"{magic} {' '.join(cell_flags(line))}\n{cell.strip()}"
 
 
 def replaying_provider(magics: Any, options: Any, args: Any, source: str, user_ns: dict[str, Any],

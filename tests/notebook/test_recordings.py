@@ -74,7 +74,20 @@ def test_replay_flags_are_not_part_of_the_cell():
     assert cell_source("--provider bot --replay strict --think low", "Which month?") == plain
     assert cell_source("--rerun --provider bot --think low", " Which month?") == plain
     assert cell_source("--provider bot --replay=off --think low", "Which month?") == plain
+    assert cell_source("--provider bot --append --think low", "Which month?") == plain
     assert cell_source("--provider bot --think high", "Which month?") != plain
+
+
+def test_a_cell_known_by_its_text_stays_the_same_cell_with_a_run_flag_added():
+    """Without a cell id (VS Code, nbconvert, papermill), adding --rerun, --replay or
+    --append to a cell re-runs that cell: its turn is replaced, not joined by another."""
+    from jupyter_brain.notebook.cell_identity import source_key
+
+    plain = source_key("--provider bot --think low", "Which month?")
+    for line in ("--provider bot --rerun --think low", "--provider bot --think low --replay strict",
+                 "--replay=off --provider bot --think low", "--append --provider bot --think low"):
+        assert source_key(line, "Which month?") == plain, line
+    assert source_key("--provider bot --think high", "Which month?") != plain
 
 
 class _Magics:
