@@ -14,12 +14,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "notebooks"))
 import demo_models
 
 KEYS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "JUPYTER_BRAIN_BASE_URL")
-MODELS = [
-    ("quickstart_model", ()), ("strategy_model", ("react",)), ("strategy_model", ("tot",)),
-    ("comparison_models", ()), ("comparison_followup_model", ()), ("reflection_model", ("periodic",)),
-    ("reflection_model", ("think_off",)), ("thinking_model", ("high",)), ("fiscal_model", ()),
-    ("dataframe_model", ("own_tool",)), ("bounded_context_model", ()), ("mcp_model", ()), ("safety_model", ()),
-]
+MODELS = ["quickstart_model", "strategy_model", "comparison_model", "reflection_model", "thinking_model",
+          "fiscal_model", "dataframe_model", "bounded_context_model", "mcp_model", "safety_model"]
 
 
 @pytest.fixture
@@ -28,27 +24,23 @@ def offline(monkeypatch):
         monkeypatch.delenv(key, raising=False)
 
 
-@pytest.mark.parametrize(("name", "args"), MODELS)
-def test_offline_every_model_is_scripted(offline, name, args):
-    model = getattr(demo_models, name)(*args)
-    providers = list(model.values()) if isinstance(model, dict) else [model]
-    assert providers and all(isinstance(p, ScriptedProvider) for p in providers)
+@pytest.mark.parametrize("name", MODELS)
+def test_offline_every_model_is_scripted(offline, name):
+    assert isinstance(getattr(demo_models, name)(), ScriptedProvider)
     assert not demo_models.live()
 
 
 @pytest.mark.parametrize("key", ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL"])
-@pytest.mark.parametrize(("name", "args"), MODELS[:4])
-def test_with_a_key_or_a_server_the_notebooks_use_the_real_model(offline, monkeypatch, key, name, args):
+@pytest.mark.parametrize("name", MODELS[:4])
+def test_with_a_key_or_a_server_the_notebooks_use_the_real_model(offline, monkeypatch, key, name):
     monkeypatch.setenv(key, "http://localhost:11434/v1" if key.endswith("URL") else "placeholder")
     assert demo_models.live()
-    assert getattr(demo_models, name)(*args) == "auto"
+    assert getattr(demo_models, name)() == "auto"
 
 
 def test_each_call_is_a_fresh_script(offline):
-    """Two cells asking for a model get two scripts, each replaying from its start."""
-    assert demo_models.strategy_model("cot") is not demo_models.strategy_model("cot")
-    with pytest.raises(KeyError):
-        demo_models.strategy_model("unknown")
+    """Two calls give two models, each with every script from its start."""
+    assert demo_models.strategy_model() is not demo_models.strategy_model()
 
 
 def test_demo_setup_makes_every_request_the_same_on_any_machine(shell, monkeypatch, tmp_path):
@@ -71,3 +63,47 @@ def test_demo_setup_makes_every_request_the_same_on_any_machine(shell, monkeypat
     assert "added_beside_the_notebook" not in kinds["workspace"]
     magics = shell.magics_manager.registry["AgentMagics"]
     assert Path(magics.data_dir).name.startswith("jupyter-brain-")
+
+
+def test_demo_setup_makes_the_model_the_kernels_default(shell, offline):
+    """``demo_setup(model)``: the agent cells need no --provider; the model's variable is
+    private, so the workspace the agent sees does not list it."""
+    bot = ScriptedProvider(["the default answered"])
+    demo_models.demo_setup(bot)
+    shell.run_cell_magic("agent", "", "hi")
+    result = shell.user_ns["_agent"]
+    assert (result.status, result.text) == ("completed", "the default answered")
+    assert shell.magics_manager.registry["AgentMagics"].provider == demo_models.DEFAULT_PROVIDER
+    workspace = next(m["content"] for m in bot.calls[0]["messages"] if m.get("kind") == "workspace")
+    assert "## Variables" in workspace and demo_models.DEFAULT_PROVIDER not in workspace
+
+
+def _ask(model, prompt, flags=""):
+    from jupyter_brain.providers.base import ProviderError
+
+    system = "You are jupyter-brain." + flags
+    try:
+        return model.generate([{"role": "system", "content": system}, {"role": "user", "content": prompt}], []).text
+    except ProviderError as exc:
+        return f"error: {exc}"
+
+
+def test_one_model_answers_each_section_from_its_own_script(offline):
+    """The section is picked by the turn's prompt (or by what a flag wrote in the system
+    prompt); a new turn starts that section's script from the top, so a re-run repeats it."""
+    model = demo_models.comparison_model()
+    followup = _ask(model, "Which month had the largest revenue drop in `sales`? One sentence.")
+    assert "Final Answer: **July** had the largest revenue drop" in followup
+    assert _ask(model, "Which month had the largest revenue drop in `sales`? One sentence.") == followup
+    cot = _ask(model, "Which month had the largest revenue drop in `sales`?", "\n# CHAIN OF THOUGHT FRAMEWORK")
+    assert cot.startswith("Step 1:")
+    assert "no reply for 'What is the meaning of life?'" in _ask(model, "What is the meaning of life?")
+
+
+def test_a_reflection_goes_to_the_script_of_its_turn(offline):
+    section = demo_models.Section(lambda: ScriptedProvider(["main"], reflections=["reflected"]), prompt="^hi")
+    model = demo_models.ScriptedByPrompt({"only": section})
+    assert _ask(model, "hi there") == "main"
+    reflection = [{"role": "system", "kind": "reflection", "content": "reflect"}, {"role": "user", "content": "Task"}]
+    assert model.generate(reflection, []).text == "reflected"
+    assert model.clone() is not model and isinstance(model.clone(), demo_models.ScriptedByPrompt)

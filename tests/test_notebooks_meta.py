@@ -3,7 +3,8 @@
 nbval (``pytest --nbval notebooks``) checks that re-running a notebook reproduces its saved
 outputs. These tests check what nbval does not: that every notebook was saved executed, that
 without an API key every ``%%agent`` cell uses a ``ScriptedProvider`` and nothing touches the
-network, and that no key, token or local path ended up in the JSON.
+network, that the scripted-model plumbing stays in one setup cell (the notebooks read as data →
+``%%agent`` → result), and that no key, token or local path ended up in the JSON.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("*.ipynb"))
 KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "JUPYTER_BRAIN_BASE_URL", "ANTHROPIC_BASE_URL")
 
 # The stand-in models live beside the notebooks (notebooks/demo_models, tests/test_demo_models.py):
-# each returns "auto" when a key or a local server is configured, a ScriptedProvider otherwise.
+# each returns "auto" when a key or a local server is configured, a ScriptedProvider otherwise;
+# demo_setup(model) makes it the kernel's default provider.
 IMPORTS = re.compile(r"^from demo_models(?:\.\w+)? import (.+)$", re.M)
 
 SECRET_PATTERNS = {
@@ -72,7 +74,8 @@ def agent_cells(nb: dict) -> list[dict]:
 
 
 def agent_flags(cell: dict) -> list[str]:
-    return shlex.split(source(cell).lstrip().splitlines()[0][len("%%agent"):])
+    """The flags of a ``%%agent`` or ``%%compare`` cell."""
+    return shlex.split(source(cell).lstrip().splitlines()[0].partition(" ")[2])
 
 
 def test_there_are_notebooks():
@@ -96,17 +99,26 @@ def test_saved_with_outputs(path):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_offline_uses_only_scripted_providers(path):
+    """Models come only from demo_models, which decides live ("auto") or scripted, and no
+    cell sets a provider by hand: ``demo_setup(<a demo_models model>)`` makes the notebook's
+    model the kernel's default, so the agent cells need no ``--provider``. A cell keeps one
+    only where choosing a provider is the point (a provider chain), naming a variable that
+    holds a demo_models model."""
     nb = load(path)
     text = "\n".join(source(c) for c in code_cells(nb))
     cells = agent_cells(nb)
     assert cells, f"{path.name} has no %%agent cell"
-    imported = {n.strip() for names in IMPORTS.findall(text) for n in names.split(",")}
+    imported = demo_model_names(text)
     assert imported, f"{path.name} must take its models from demo_models (live or scripted, decided there)"
-    assert not re.search(r"AgentMagics\.provider|%agent config[^\n]*provider\s*=|get_provider\(", text), (
-        f"{path.name} changes the provider outside --provider")
-    for cell in cells:
+    assert not re.search(r"AgentMagics\.provider|%agent config[^\n]*provider\s*=|get_provider\(|\b(?:Scripted|Chain)Provider\(",
+                         text), f"{path.name} sets a provider by hand (demo_setup(<model>) does it)"
+    setup = re.findall(r"^demo_setup\((\w+)\(", text, re.M)
+    assert setup and setup[0] in imported, (
+        f"{path.name}: give demo_setup the notebook's model, e.g. `demo_setup(quickstart_model())`")
+    for cell in [*cells, *(c for c in code_cells(nb) if source(c).lstrip().startswith("%%compare"))]:
         flags = agent_flags(cell)
-        assert "--provider" in flags, f"{path.name}: {source(cell).splitlines()[0]!r} has no --provider"
+        if "--provider" not in flags:
+            continue
         name = flags[flags.index("--provider") + 1]
         assert name.isidentifier(), f"{path.name}: --provider {name} must name a variable"
         assigned = re.findall(rf"^{re.escape(name)}\s*=(?!=)(.*)$", text, re.M)
@@ -114,9 +126,56 @@ def test_offline_uses_only_scripted_providers(path):
         for rhs in assigned:
             call = re.match(r"\s*(\w+)\(", rhs)
             assert call and call.group(1) in imported, (
-                f"{path.name}: {name} ={rhs} — use a model function of demo_models, e.g. `{name} = quickstart_model()`")
+                f"{path.name}: {name} ={rhs} — use a model function of demo_models")
     # The saved run was offline: every turn a view showed came from the scripted provider.
     assert_answered_offline(nb, cells, path.name, saved=True)
+
+
+def demo_model_names(text: str) -> set[str]:
+    """The names a notebook imports from demo_models."""
+    return {n.strip() for names in IMPORTS.findall(text) for n in names.split(",")}
+
+
+SETUP_LINE = re.compile(r"^\s*(?:%load_ext jupyter_brain\b|from demo_models\b|import demo_models\b|demo_setup\()", re.M)
+
+
+def is_setup_cell(cell: dict) -> bool:
+    """A setup cell is a code cell with a line that loads the extension (``%load_ext
+    jupyter_brain``), imports from ``demo_models`` or calls ``demo_setup(``: the plumbing
+    that makes the notebook run offline and repeat its outputs, which a reader skips."""
+    return cell["cell_type"] == "code" and bool(SETUP_LINE.search(source(cell)))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_at_most_one_setup_cell_first(path):
+    """The notebook reads as data → ``%%agent`` → result: at most one setup cell (see
+    ``is_setup_cell``), and it is the first code cell, before any data or agent cell; later
+    cells neither load the extension again nor reach into demo_models."""
+    cells = [c for c in code_cells(load(path)) if source(c).strip()]
+    setups = [i for i, c in enumerate(cells) if is_setup_cell(c)]
+    assert len(setups) <= 1, f"{path.name}: {len(setups)} setup cells (code cells {setups}); merge them into one"
+    assert setups in ([], [0]), f"{path.name}: the setup cell (code cell {setups[0]}) must come first"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_cell_only_assigns_a_demo_model(path):
+    """No ``model = dataframe_model("overview")`` cells between sections: a cell that does
+    nothing but assign demo models is scripted-model plumbing (the notebook's one model is
+    given to ``demo_setup``, and picks each section's script itself)."""
+    import ast
+
+    nb = load(path)
+    imported = demo_model_names("\n".join(source(c) for c in code_cells(nb)))
+    for cell in code_cells(nb):
+        python = "\n".join(line for line in source(cell).splitlines() if not line.lstrip().startswith(("%", "!")))
+        try:
+            statements = ast.parse(python).body
+        except SyntaxError:
+            continue
+        only_models = statements and all(
+            isinstance(s, ast.Assign) and isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Name)
+            and s.value.func.id in imported for s in statements)
+        assert not only_models, f"{path.name}: a cell only assigns a demo model: {source(cell)!r}"
 
 
 def assert_answered_offline(nb: Any, cells: list[Any], name: str, saved: bool = False) -> None:

@@ -35,13 +35,20 @@ DEMO_WORKSPACE = Path(__file__).resolve().parent.parent / "data"
 """The folder the demos' workspace lists: the notebooks' own data, whatever else is beside them."""
 
 
-def demo_setup(data_dir: str | None = None) -> None:
-    """The example notebooks' setup, so that every request (and every saved output) is the
-    same on any machine: a fresh event log (``AgentMagics.data_dir``, a temporary folder
+DEFAULT_PROVIDER = "_demo_model"
+"""The kernel variable ``demo_setup`` puts the notebook's model in (private: the workspace the
+agent sees lists no ``_`` names), and that ``AgentMagics.provider`` names."""
+
+
+def demo_setup(model: Any = None, *, data_dir: str | None = None) -> None:
+    """The example notebooks' one setup call, so that every request (and every saved output) is
+    the same on any machine: a fresh event log (``AgentMagics.data_dir``, a temporary folder
     unless given), a workspace that lists ``notebooks/data`` (``AgentMagics.workspace_dir``:
     not the notebooks' folder, where a new file would change every request) and a runtime
     message that names only the model (``AgentMagics.runtime = "model"``: no date, no Python
-    version)."""
+    version). ``model`` (a ``*_model()`` of this package: ``"auto"`` live, else scripted)
+    becomes the kernel's default provider, so the notebook's ``%%agent`` cells need no
+    ``--provider``."""
     from IPython import get_ipython
 
     shell = get_ipython()
@@ -51,6 +58,9 @@ def demo_setup(data_dir: str | None = None) -> None:
     magics.data_dir = data_dir or temporary_data_dir()
     magics.workspace_dir = str(DEMO_WORKSPACE)
     magics.runtime = "model"
+    if model is not None:
+        shell.user_ns[DEFAULT_PROVIDER] = model
+        magics.provider = DEFAULT_PROVIDER
 
 
 def tool_output(messages: list[dict[str, Any]], name: str | None = None, containing: str = "") -> str:

@@ -1,5 +1,7 @@
 """strategy_comparison.ipynb: each strategy answers in its own format (a real model is asked
-for these formats by the strategy's system prompt), then a follow-up in a normal session."""
+for these formats by the strategy's system prompt), then a follow-up in a normal session.
+One model answers all: the follow-up by its prompt, each ``%%compare`` run by its strategy
+(each run clones the model, so every run starts its script from the top)."""
 
 from __future__ import annotations
 
@@ -7,12 +9,16 @@ from typing import Any
 
 from jupyter_brain import ScriptedProvider
 
-from ._base import pick
+from ._sections import Section, script_of
 
 LOOK = [{"name": "inspect_variable", "arguments": {"name": "sales", "rows": 8}}]
 
 
+FRAMEWORKS = {"react": "ReAct", "reflexion": "REFLEXION", "cot": "CHAIN OF THOUGHT", "tot": "TREE OF THOUGHTS"}
+
+
 def _scripted() -> dict[str, ScriptedProvider]:
+    """One script per strategy of the comparison."""
     return {
         "react": ScriptedProvider([
             {"text": "Thought: I need the monthly revenue first.\nAction: inspect_variable", "tool_calls": LOOK},
@@ -43,16 +49,23 @@ def _scripted() -> dict[str, ScriptedProvider]:
     }
 
 
-def comparison_models() -> Any:
-    """``"auto"``, or a dict strategy → scripted provider (``%%compare --provider`` takes both)."""
-    return pick(_scripted)
-
-
-def comparison_followup_model() -> Any:
+def _followup() -> ScriptedProvider:
     """The follow-up turn with the strategy that won (Tree-of-Thoughts)."""
-    return pick(lambda: ScriptedProvider([
+    return ScriptedProvider([
         "Candidate 1: state the month and the drop → Score: 0.9\n"
         "Candidate 2: also list every month's change → Score: 0.3\n"
         "Selected: Candidate 1\n"
         "Final Answer: **July** had the largest revenue drop: 57,100 → 44,900 (-12,200, -21.4%).",
-    ]))
+    ])
+
+
+SECTIONS = {
+    "followup": Section(_followup, prompt=r"One sentence\."),
+    **{strategy: Section((lambda s=strategy: _scripted()[s]), system=rf"(?m)^# {head} FRAMEWORK")
+       for strategy, head in FRAMEWORKS.items()},
+}
+
+
+def comparison_model() -> Any:
+    """The notebook's model, for ``%%compare`` (each run by its strategy) and the follow-up."""
+    return script_of(SECTIONS)

@@ -1,15 +1,15 @@
-"""dataframe_tools.ipynb: one scripted model per section (listing, inspecting, running
-code, a refused run, the file tools, a user-defined tool)."""
+"""dataframe_tools.ipynb: one scripted model, a script per section (listing, inspecting,
+running code, a refused run, the file tools, a user-defined tool), picked by the prompt."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any
 
 from jupyter_brain import ScriptedProvider
 
-from ._base import call, pick, this_turn, tool_output
+from ._base import call, this_turn, tool_output
+from ._sections import Section, script_of
 
 Messages = list[dict[str, Any]]
 
@@ -81,30 +81,32 @@ def _compare(messages: Messages, tools: Any) -> str:
             f"**{gap:,.0f} more** in December ({gap / by_month['Jul']:.0%} above July).")
 
 
-SCRIPTS: dict[str, Callable[[], ScriptedProvider]] = {
-    "overview": lambda: ScriptedProvider([
+SECTIONS = {
+    "overview": Section(prompt=r"What data do I have", script=lambda: ScriptedProvider([
         {"text": "Let me look at your variables and the data folder.",
          "tool_calls": [call("list_variables"), call("list_files", path="data")]},
         _what_is_there,
-    ]),
-    "describe": lambda: ScriptedProvider([
+    ])),
+    "describe": Section(prompt=r"^Describe `sales`", script=lambda: ScriptedProvider([
         {"text": "", "tool_calls": [call("inspect_variable", name="sales", rows=3)]}, _describe_sales,
-    ]),
-    "quarterly": lambda: ScriptedProvider([{"text": "", "tool_calls": [call("run_python", code=QUARTERLY)]}, _most_units]),
-    "read_only": lambda: ScriptedProvider([
+    ])),
+    "quarterly": Section(prompt=r"Make a DataFrame `quarterly`", script=lambda: ScriptedProvider([
+        {"text": "", "tool_calls": [call("run_python", code=QUARTERLY)]}, _most_units,
+    ])),
+    "read_only": Section(prompt=r"Add a `price` column", script=lambda: ScriptedProvider([
         {"text": "", "tool_calls": [call("run_python", code='sales["price"] = (sales["revenue"] / sales["units"]).round(2)')]},
         _explain_denial,
-    ]),
-    "files": lambda: ScriptedProvider([
+    ])),
+    "files": Section(prompt=r"explains the July dip", script=lambda: ScriptedProvider([
         {"text": "", "tool_calls": [call("search_files", query="July", path="data")]}, _read_notes, _explain_july,
-    ]),
-    "own_tool": lambda: ScriptedProvider([
+    ])),
+    "own_tool": Section(prompt=r"month_revenue tool", script=lambda: ScriptedProvider([
         {"text": "", "tool_calls": [call("month_revenue", month="Dec"), call("month_revenue", month="Jul")]},
         _compare,
-    ]),
+    ])),
 }
 
 
-def dataframe_model(section: str) -> Any:
-    """``overview``, ``describe``, ``quarterly``, ``read_only``, ``files`` or ``own_tool``."""
-    return pick(SCRIPTS[section])
+def dataframe_model() -> Any:
+    """The notebook's model: each section's prompt picks its script (see ``SECTIONS``)."""
+    return script_of(SECTIONS)

@@ -1,15 +1,16 @@
 """reflection.ipynb: a periodic reflection, one after a tool error, the per-turn budget,
-and a turn at ``--think off`` (no reflection at all)."""
+and a turn at ``--think off`` (no reflection at all): one model, each section's prompt
+picks its script."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any
 
 from jupyter_brain import ScriptedProvider
 
-from ._base import pick, run, this_turn, tool_output
+from ._base import run, this_turn, tool_output
+from ._sections import Section, script_of
 
 Messages = list[dict[str, Any]]
 
@@ -142,11 +143,14 @@ def _think_off() -> ScriptedProvider:
     ])
 
 
-SCRIPTS: dict[str, Callable[[], ScriptedProvider]] = {
-    "periodic": _periodic, "tool_error": _tool_error, "budget": _budget, "think_off": _think_off,
+SECTIONS = {
+    "periodic": Section(_periodic, prompt=r"total revenue of each quarter"),
+    "tool_error": Section(_tool_error, prompt=r"revenue in `sale`\?"),
+    "budget": Section(_budget, prompt=r"^Check each quarter"),
+    "think_off": Section(_think_off, prompt=r"^What is the total revenue"),
 }
 
 
-def reflection_model(section: str) -> Any:
-    """The model of one section: ``periodic``, ``tool_error``, ``budget`` or ``think_off``."""
-    return pick(SCRIPTS[section])
+def reflection_model() -> Any:
+    """The notebook's model: ``periodic``, ``tool_error``, ``budget`` and ``think_off``."""
+    return script_of(SECTIONS)

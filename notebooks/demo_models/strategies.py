@@ -1,14 +1,15 @@
 """strategies.ipynb: one question, answered in each strategy's format (ReAct, Reflexion,
-Chain-of-Thought, Tree-of-Thoughts), each running the same code first."""
+Chain-of-Thought, Tree-of-Thoughts), each running the same code first. One model answers
+all four: the strategy's framework in the system prompt picks the script."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from jupyter_brain import ScriptedProvider
 
-from ._base import DROP, pick, tool_output
+from ._base import DROP, tool_output
+from ._sections import Section, script_of
 
 DROP_CODE = """\
 revenue = sales.set_index("month")["revenue"]
@@ -56,26 +57,26 @@ def _tot(messages: list[dict[str, Any]], tools: Any) -> str:
             "and reading the preview (0.3, only 5 of 12 rows).")
 
 
-SCRIPTS: dict[str, Callable[[], ScriptedProvider]] = {
-    "react": lambda: ScriptedProvider([
+SECTIONS = {
+    "react": Section(system=r"(?m)^# ReAct FRAMEWORK", script=lambda: ScriptedProvider([
         {"text": "Thought: The largest drop is the most negative month-over-month change of `revenue`; "
                  "compute it instead of reading it off.\nAction: run_python", "tool_calls": RUN},
         _react,
-    ]),
-    "reflexion": lambda: ScriptedProvider([
+    ])),
+    "reflexion": Section(system=r"(?m)^# REFLEXION FRAMEWORK", script=lambda: ScriptedProvider([
         {"text": "Plan: Compute the month-over-month change of `revenue` and take its minimum.\n"
                  "Act: run_python", "tool_calls": RUN},
         _reflexion,
-    ]),
-    "cot": lambda: ScriptedProvider([
+    ])),
+    "cot": Section(system=r"(?m)^# CHAIN OF THOUGHT FRAMEWORK", script=lambda: ScriptedProvider([
         {"text": "Let's think step by step.\n"
                  "Step 1: A drop is a decrease from one month to the next, so I need the month-over-month change of `revenue`.\n"
                  "Step 2: That only compares neighbouring months if the rows are in calendar order; they run Jan to Dec.\n"
                  "Step 3: The largest drop is the most negative change. Compute it with pandas.",
          "tool_calls": RUN},
         _cot,
-    ]),
-    "tot": lambda: ScriptedProvider([
+    ])),
+    "tot": Section(system=r"(?m)^# TREE OF THOUGHTS FRAMEWORK", script=lambda: ScriptedProvider([
         {"text": "=== Decision Point ===\n"
                  "Candidate 1: Compute revenue.diff() with pandas and take the minimum → Score: 0.9\n"
                  "Candidate 2: Read the numbers off the inspect_variable preview → Score: 0.3\n"
@@ -84,10 +85,10 @@ SCRIPTS: dict[str, Callable[[], ScriptedProvider]] = {
                  "Reason: Exact, covers all twelve months, one tool call.",
          "tool_calls": RUN},
         _tot,
-    ]),
+    ])),
 }
 
 
-def strategy_model(strategy: str) -> Any:
-    """The model for one strategy's section (``react``, ``reflexion``, ``cot`` or ``tot``)."""
-    return pick(SCRIPTS[strategy])
+def strategy_model() -> Any:
+    """The notebook's model: each ``--strategy`` section gets its script."""
+    return script_of(SECTIONS)

@@ -1,16 +1,17 @@
 """thinking_levels.ipynb: the same question at ``--think off``, ``low`` and ``high``; the
-reasoning grows with the level (at ``high`` it checks an assumption and the arithmetic)."""
+reasoning grows with the level (at ``high`` it checks an assumption and the arithmetic).
+One model answers all three: the level's instructions in the system prompt pick the script."""
 
 from __future__ import annotations
 
 import calendar
 import re
-from collections.abc import Callable
 from typing import Any
 
 from jupyter_brain import ScriptedProvider
 
-from ._base import pick, tool_output
+from ._base import tool_output
+from ._sections import Section, script_of
 
 Messages = list[dict[str, Any]]
 
@@ -66,14 +67,15 @@ def _answer_high(messages: Messages, tools: Any) -> dict[str, str]:
 
 
 RUN = [{"name": "run_python", "arguments": {"code": DROP_CODE}}]
-SCRIPTS: dict[str, Callable[[], ScriptedProvider]] = {
-    "off": lambda: ScriptedProvider([{"text": "", "tool_calls": RUN}, _answer_off]),
-    "low": lambda: ScriptedProvider([
+NO_THINKING = r"(?s)\A(?!.*## Thinking Instructions)"  # --think off: the system prompt has no such section
+SECTIONS = {
+    "off": Section(system=NO_THINKING, script=lambda: ScriptedProvider([{"text": "", "tool_calls": RUN}, _answer_off])),
+    "low": Section(system=r"Wrap brief reasoning", script=lambda: ScriptedProvider([
         {"text": "<think>Largest drop = most negative month-over-month change; compute it, don't eyeball it.</think>",
          "tool_calls": RUN},
         _answer_low,
-    ]),
-    "high": lambda: ScriptedProvider([
+    ])),
+    "high": Section(system=r"Wrap thorough, step-by-step reasoning", script=lambda: ScriptedProvider([
         {"thinking": ("'Largest revenue drop' is ambiguous: the largest absolute decrease, or the largest "
                       "percentage decrease? They can differ when revenue levels vary through the year. "
                       "Compute both: diff() for the absolute change and pct_change() for the relative one. "
@@ -82,10 +84,10 @@ SCRIPTS: dict[str, Callable[[], ScriptedProvider]] = {
          "text": "", "tool_calls": [{"name": "run_python", "arguments": {
              "code": DROP_CODE + '\nprint("order:", " ".join(revenue.index))'}}]},
         _answer_high,
-    ]),
+    ])),
 }
 
 
-def thinking_model(level: str) -> Any:
-    """The model of one level's section: ``off``, ``low`` or ``high``."""
-    return pick(SCRIPTS[level])
+def thinking_model() -> Any:
+    """The notebook's model: ``--think off``, ``low`` and ``high`` each get their script."""
+    return script_of(SECTIONS)
