@@ -40,9 +40,10 @@ MAX_RUNS = 3  # the first run records what changed, the second replays it
 
 
 def recordings(nb) -> list:
-    """The turn recordings a notebook's outputs carry, in order."""
-    return [out.metadata["jupyter_brain"]["recording"] for cell in nb.cells for out in cell.get("outputs", [])
-            if "recording" in out.get("metadata", {}).get("jupyter_brain", {})]
+    """The turn recordings a notebook's outputs carry, in order (an ``%%agent`` output's
+    ``recording``, a ``%%compare`` output's ``recordings``)."""
+    ours = [out.get("metadata", {}).get("jupyter_brain", {}) for cell in nb.cells for out in cell.get("outputs", [])]
+    return [[meta.get("recording"), meta.get("recordings")] for meta in ours if meta]
 
 
 def execute(path: Path) -> None:
