@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
+import pytest
+
 try:
     from nbval.plugin import IPyNbFile
 except ImportError:  # nbval not installed: nothing to teach
@@ -81,3 +83,13 @@ def _skipping_turn_json(init: Any) -> Any:
 if IPyNbFile is not None and not getattr(IPyNbFile.__init__, "skips_turn_json", False):
     IPyNbFile.__init__ = _skipping_turn_json(IPyNbFile.__init__)
     IPyNbFile.__init__.skips_turn_json = True
+
+
+def pytest_collection_modifyitems(items: list[Any]) -> None:
+    """A notebook's cells run in a real kernel: nbval's items are marked ``kernel``, so
+    ``-m kernel`` selects them with the other kernel tests (scripts/test.sh)."""
+    if IPyNbFile is None:
+        return
+    for item in items:
+        if isinstance(item.parent, IPyNbFile):
+            item.add_marker(pytest.mark.kernel)

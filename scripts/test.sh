@@ -2,10 +2,10 @@
 # Install everything the test suite needs on a fresh machine, then run all tests: the
 # widgets' vitest suite, the JupyterLab extension's vitest suite and build, the wheel
 # installed into a fresh venv, the environment of scripts/lab.sh running every example
-# notebook, ruff and mypy (rules in pyproject.toml), the Python unit/integration tests, the
-# example notebooks under nbval, the real-browser checks (JupyterLab + headless Debian
-# Chromium), the real local model's tests, and the fast tests again in random order and
-# under a summer clock. Each step prints how long the run has taken so far.
+# notebook, ruff and mypy (rules in pyproject.toml), the kernel tests, the example notebooks
+# under nbval, the real-browser checks (JupyterLab + headless Debian Chromium), the real local
+# model's tests, and the fast tests (no kernel, browser or model) in random order under a
+# summer clock. Each step prints how long the run has taken so far.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -99,12 +99,14 @@ step "ruff and mypy"
 "$VENV/bin/mypy"  # the paths are in pyproject.toml: jupyter_brain/agent and jupyter_brain/providers
 
 PYTEST=("$VENV/bin/python" -m pytest -p no:cacheprovider)
-# The fast tests: no kernel, browser or real model. The random-order and summer passes run these.
+# The fast tests: no kernel, browser or real model. They run once, at the end, in random
+# order on a summer clock; this step runs everything that starts a kernel or a browser
+# (the notebooks under nbval are marked kernel by notebooks/conftest.py).
 FAST=(tests --ignore=tests/local_model -m "not kernel and not browser and not local_model")
 
-step "tests, notebooks (nbval) and browser checks"
+step "kernel tests, notebooks (nbval) and browser checks"
 "${PYTEST[@]}" tests notebooks --nbval --nbval-sanitize-with notebooks/nbval_sanitize.cfg \
-  --ignore=tests/local_model "$@"
+  --ignore=tests/local_model -m "kernel or browser" "$@"
 
 step "the wheel beside the oldest JupyterLab the lab extra allows"
 wait "$OLDEST_LAB" || { cat build/oldest-lab.log; exit 1; }
@@ -122,11 +124,11 @@ CMAKE_ARGS="-DLLAVA_BUILD=OFF ${CMAKE_ARGS:-}" "$VENV/bin/python" -m pip install
   --find-links build/local-model-wheels "${local_model_reqs[@]}"
 "${PYTEST[@]}" tests/local_model "$@"
 
-# Order and calendar dependence, in one pass of the fast tests: a random order
+# The fast tests, with their order and calendar dependence in the same pass: a random order
 # (pytest-randomly; the seed is printed, `pytest -p randomly --randomly-seed=N` repeats that
 # order and SEED=N picks it here) with the wall clock in European summer time (`--clock`,
 # tests/conftest.py: time-machine moves time.time and datetime, which tick on from there;
 # time.monotonic and sleeps stay real).
 SEED=${SEED:-$(((RANDOM << 15) | RANDOM))}
-step "the fast tests in random order (seed $SEED) on a summer clock (2027-07-15)"
+step "the fast tests, in random order (seed $SEED) on a summer clock (2027-07-15)"
 "${PYTEST[@]}" -p randomly --randomly-seed="$SEED" --clock 2027-07-15T12:00:00 -q "${FAST[@]}"
