@@ -212,6 +212,9 @@ def test_run_edit_rerun_restart_run_all_save_reopen(lab, page, widget_state_save
     for index, answer in ((_FIRST, FIRST_ANSWER), (_SECOND, EDITED_ANSWER)):
         expect(_view(page, index)).to_contain_text(answer)
     assert page.locator(".jp-OutputArea-output .jb-agent-view").count() == 2  # nothing shown twice
+    # The kernel still runs: the reconnected status bar shows its session, not "no turn yet".
+    page.wait_for_function("() => (document.querySelector('.jb-status-item') || {}).textContent"
+                           "?.startsWith('agent rerun_flow-2 ·')")
     screenshot(page, "rerun_4_reopened")
     agent_cells = [c for c in nb["cells"] if "".join(c["source"]).startswith("%%agent")]
     assert len(agent_cells) == 2
@@ -220,6 +223,7 @@ def test_run_edit_rerun_restart_run_all_save_reopen(lab, page, widget_state_save
     turns = [[o for o in c["outputs"] if TURN_MIME in o.get("data", {})] for c in agent_cells]
     assert [len(t) for t in turns] == [1, 1], [c["outputs"] for c in agent_cells]
     assert "widget-view+json" not in path.read_text()
+    assert all(t[0]["metadata"]["jupyter_brain"]["recording"] for t in turns)  # the notebook carries them
     bare = json.loads(path.read_text())
     bare["metadata"].pop("widgets", None)
     for cell in bare["cells"]:
