@@ -86,6 +86,7 @@ class LabChannel:
         """The extension opened a comm to us (page reload, notebook connected)."""
         data = _data(msg)
         self._adopt(comm, str(data.get("version") or "?"))
+        self._push_status()
 
     def _adopt(self, comm: Any, version: str | None) -> None:
         old = self.comm
@@ -177,6 +178,21 @@ class LabChannel:
 
         insert_code_cell(self.magics.shell, result, prompt)
 
+    def _push_status(self) -> None:
+        """A front-end that connects after turns ran (a page reload, or a ``ready`` that came
+        after the first turns of a Run All) gets the status bar's figures now, not only at
+        the next turn: otherwise it says "no turn yet" over a notebook full of turns."""
+        manager = getattr(self.magics, "_manager", None)  # not created just for this
+        session = getattr(manager, "current", None) if manager is not None else None
+        if session is None or not getattr(session, "results", None):
+            return
+        from .lab_payloads import status_message
+
+        try:
+            self.send(status_message(session))
+        except Exception as exc:  # noqa: BLE001 - the status bar is optional
+            log.warning("jupyter_brain: status for the JupyterLab extension failed (%s)", exc)
+
     # front-end -> kernel -----------------------------------------------------------------
     def _on_msg(self, msg: dict[str, Any]) -> None:
         data = _data(msg)
@@ -186,6 +202,7 @@ class LabChannel:
             if self._routed is not None:  # requests (a fix runs a turn) belong on the main thread
                 self._routed.__dict__.pop("_reply_subshell_for", None)
                 self._routed = None
+            self._push_status()
             return
         handler = {"status": self._reply_status, "inspect": self._reply_inspect, "fix": self._reply_fix}.get(
             str(kind))

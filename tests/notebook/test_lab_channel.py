@@ -145,6 +145,24 @@ def test_a_comm_the_extension_opens_after_a_reload_is_adopted(shell):
     assert reply["request_id"] == 7 and "session:" in reply["text"] and "tokens this kernel" in reply["text"]
 
 
+def test_a_frontend_that_connects_after_turns_ran_gets_the_status_at_once(shell, settle_clock):
+    """A page reload (or a late ``ready``) must not leave the status bar at "no turn yet"
+    until the next turn: the channel sends the session's figures when it connects."""
+    channel, comms, manager = lab_for(shell, ready=False)
+    comms[0].receive({"type": "ready", "version": "0.1.0"})
+    assert comms[0].of_type("status") == []  # no turn yet: nothing to say
+    comms[0].close_from_frontend()
+    shell.user_ns["bot"] = ScriptedProvider(["hello"])
+    shell.run_cell_magic("agent", "--provider bot", "say hello")
+    assert not channel.present
+    reopened = FakeComm()
+    manager.targets[KERNEL_TARGET](reopened, {"content": {"data": {"version": "0.1.0"}}})
+    [status] = reopened.of_type("status")
+    assert status["turns"] == 1 and status["session"] == shell.user_ns["_agent"].session_id
+    reopened.receive({"type": "ready", "version": "0.1.0"})  # a late "ready" on the same comm
+    assert len(reopened.of_type("status")) == 2
+
+
 def test_inspect_request_returns_the_last_snapshot_or_a_message(shell):
     channel, comms, _ = lab_for(shell)
     comms[0].receive({"type": "inspect", "request_id": 1})
