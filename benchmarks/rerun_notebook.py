@@ -20,15 +20,21 @@ average is printed beside them). Prints; asserts nothing.
 
     python benchmarks/rerun_notebook.py [--runs 3] [--cells 10]
 
-Sample output (2 shared cores, --runs 3):
+Sample output (2 shared cores under heavy load from other jobs, --runs 3; on a busy
+machine the times vary by 2x between runs, so compare revisions with revisions.py):
 
     a notebook with 10 %%agent cells, executed headless by nbclient; medians of 3 fresh kernels
-    load average before: 3.12 2.80 2.95
-      Run All with replay        4.81 s   (kernel start + setup alone 3.42 s; +139 ms per agent cell)
+    load average before: 19.12 17.07 12.99
+      Run All with replay        8.06 s   (kernel start + setup alone 3.14 s; +491 ms per agent cell)
       provider calls             0        (live run: 11; goal 0)   turns replayed: 10 of 10
-      saved bytes per agent cell 6.3 KB with widget state, 6.2 KB without (beyond text+figures; goal <= 20 KB)
-      headless first turn        88 ms beyond the provider (second turn 41 ms; goal <= 100 ms)
-    load average after: 3.40 3.01 3.00
+      saved per agent cell         6.8 KB with widget state (6.4 KB beyond its text and figures; 20 widget models)
+      saved per agent cell         4.2 KB without           (3.8 KB beyond its text and figures; 0 widget models)
+                                 goal <= 20 KB beyond text and figures, with widget state
+      headless first turn        293 ms beyond the provider (second turn 334 ms; goal <= 100 ms)
+    load average after: 13.63 15.59 12.82
+
+The per-cell Run All figure includes what the first agent cell loads once per kernel: the
+agent core and the tokenizer (tiktoken's cl100k, about 1 s of it).
 """
 
 from __future__ import annotations
