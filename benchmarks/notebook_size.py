@@ -73,6 +73,12 @@ def measure(cells: int, *, old: bool, widget_state: bool) -> dict[str, float]:
         nb = build(cells, Path(tmp) / "jb", old)
         NotebookClient(nb, timeout=300, kernel_name="python3", store_widget_state=widget_state,
                        resources={"metadata": {"path": tmp}}).execute()
+    return saved_sizes(nb, cells)
+
+
+def saved_sizes(nb: nbformat.NotebookNode, cells: int) -> dict[str, float]:
+    """What an executed notebook's ``cells`` agent cells (those after the first cell) add
+    to its file, per cell: in all, and beyond their Markdown transcripts."""
     bare = copy.deepcopy(nb)
     bare.metadata.pop("widgets", None)
     for cell in bare.cells[1:]:

@@ -4,7 +4,7 @@ load elsewhere falls on both.
 
 Each revision is checked out into a temporary git worktree; the benchmark script of the
 *after* revision runs against each tree's package (``PYTHONPATH``), so both are measured
-by the same code. The benchmark's own output is printed, labelled; its figures are the
+by the same code; the built front-end (gitignored) is copied from this tree into both. The benchmark's own output is printed, labelled; its figures are the
 result (this script asserts nothing).
 
     python benchmarks/revisions.py --before 1666010 --after HEAD --rounds 2 -- \\
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -23,8 +24,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
+BUILD_OUTPUT = ("jupyter_brain/static", "jupyter_brain/labextension")  # gitignored: not in a checkout
+
+
 def checkout(revision: str, where: Path) -> Path:
+    """``revision`` in a worktree at ``where``, with this tree's built front-end copied in:
+    without it the kernel shows plain text instead of the widget, which is not what is measured."""
     subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(where), revision], check=True)
+    for folder in BUILD_OUTPUT:
+        if (ROOT / folder).is_dir():
+            shutil.copytree(ROOT / folder, where / folder, dirs_exist_ok=True)
     return where
 
 

@@ -20,6 +20,8 @@ from typing import Any, Literal, get_type_hints
 from pydantic import BaseModel, ConfigDict, create_model
 from pydantic.fields import FieldInfo
 
+from .tool_models import shared_args_model
+
 TOOL_CALL_TIMEOUT_S = 45.0
 
 ToolEffect = Literal["read", "write", "execute"]
@@ -221,7 +223,8 @@ def tool(
             name=tool_name,
             description=description or doc_description or tool_name.replace("_", " "),
             fn=func,
-            args_model=_args_model(func, tool_name, param_docs),
+            args_model=shared_args_model(func, tool_name, param_docs,  # one per definition
+                                         lambda: _args_model(func, tool_name, param_docs)),
             effect=effect,
             metadata=meta,
         )

@@ -25,9 +25,10 @@ def agent_view(shell: Any, *, fold: str = "auto") -> Any:
         try:
             from ..tools.rich_output import route_outputs_to_view
             from ..widgets import AgentView
+            from .headless import is_headless
             from .kernel_channel import route_to_subshell
 
-            view = AgentView(fold=fold)
+            view = AgentView(fold=fold, drawn=not is_headless(shell))  # headless: no JS or CSS sent
             # Approval clicks must reach the kernel while this cell still runs.
             view.messages_routed = route_to_subshell(view)
             # A display id, so the finished turn can add its Markdown transcript.

@@ -61,6 +61,9 @@ class BundleMissingError(RuntimeError):
     """The front-end bundle was not built (a source checkout without ``npm run build``)."""
 
 
+NO_CODE_ESM = "export default {};"  # a valid module that draws nothing
+
+
 def _bundle_text(name: str) -> str:
     path = STATIC / name
     try:
@@ -101,11 +104,11 @@ class AgentView(anywidget.AnyWidget):
 
     @property
     def _esm(self) -> str:  # read at construction, so a missing bundle fails there, clearly
-        return _bundle_text("agent_view.js")
+        return _bundle_text("agent_view.js") if getattr(self, "_drawn", True) else NO_CODE_ESM
 
     @property
     def _css(self) -> str:
-        return _bundle_text("agent_view.css")
+        return _bundle_text("agent_view.css") if getattr(self, "_drawn", True) else ""
 
     def __init__(
         self,
@@ -113,8 +116,13 @@ class AgentView(anywidget.AnyWidget):
         *,
         clock: Callable[[], float] | None = None,
         timer_factory: TimerFactory | None = None,
+        drawn: bool = True,
         **kwargs: Any,
     ) -> None:
+        # drawn=False: no front-end will draw it (a headless kernel: nbclient, nbconvert,
+        # papermill), so its JS and CSS (~200 KB, read and sent per view) are left out; the
+        # finished turn's bundle and the saved notebook are the same (issue #24).
+        self._drawn = drawn
         super().__init__(**kwargs)
         self._lock = threading.RLock()
         self._header = Header()
@@ -264,7 +272,7 @@ class AgentView(anywidget.AnyWidget):
         with self._lock:
             self._batch.close()
         with self.hold_sync():
-            self.set_trait("_esm", "export default {};")  # a valid module: anywidget reloads on change
+            self.set_trait("_esm", NO_CODE_ESM)  # a valid module: anywidget reloads on change
             self.set_trait("_css", "")
             self.transcript = []
             self.transcript_n = 0

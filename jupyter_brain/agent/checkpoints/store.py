@@ -119,12 +119,38 @@ class CheckpointStore:
         self.path = self.root_dir / "checkpoints.sqlite"
         self.max_snapshot_bytes = max_snapshot_bytes
         self._lock = threading.RLock()
-        self._db = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA busy_timeout=30000")
-        self._db.executescript(_SCHEMA)
+        # Opened on first use: most turns write no file, and creating the database costs a
+        # first turn ~20 ms (issue #24's headless first turn). A begun turn waits for it.
+        self._connection: sqlite3.Connection | None = None
+        self._begun: tuple[str, str, float] | None = None
         self._current: tuple[str, str] | None = None
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        """The database, opened (and created) on first use, with the begun turn's row."""
+        with self._lock:
+            if self._connection is None:
+                db = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)
+                db.execute("PRAGMA synchronous=NORMAL")  # before WAL: switching a new file syncs less
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA busy_timeout=30000")
+                db.executescript(_SCHEMA)
+                self._connection = db
+                if self._begun is not None:
+                    self._insert_turn(*self._begun)
+            return self._connection
+
+    @property
+    def opened(self) -> bool:
+        """Whether the database has been opened (a write snapshotted, or a list read)."""
+        return self._connection is not None
+
+    def _insert_turn(self, session_id: str, turn_id: str, started: float) -> None:
+        try:  # never fail a turn here; snapshot() inserts the row again if this did not
+            self._db.execute("INSERT OR IGNORE INTO turns (session_id, turn_id, started) VALUES (?, ?, ?)",
+                             (session_id, turn_id, started))
+        except sqlite3.Error:
+            pass
 
     def __repr__(self) -> str:
         return f"CheckpointStore({str(self.root_dir)!r})"
@@ -135,7 +161,8 @@ class CheckpointStore:
             if _ACTIVE is self:
                 _ACTIVE = None
         with self._lock:
-            self._db.close()
+            if self._connection is not None:
+                self._connection.close()
 
     # turns ---------------------------------------------------------------------------
     def begin_turn(self, session_id: str, turn_id: str) -> None:
@@ -143,13 +170,9 @@ class CheckpointStore:
         global _ACTIVE
         with self._lock:
             self._current = (str(session_id), str(turn_id))
-            try:  # never fail a turn here; snapshot() inserts the row again if this did not
-                self._db.execute(
-                    "INSERT OR IGNORE INTO turns (session_id, turn_id, started) VALUES (?, ?, ?)",
-                    (str(session_id), str(turn_id), time.time()),
-                )
-            except sqlite3.Error:
-                pass
+            self._begun = (str(session_id), str(turn_id), time.time())
+            if self._connection is not None:  # otherwise written when the database opens
+                self._insert_turn(*self._begun)
         with _ACTIVE_LOCK:
             _ACTIVE = self
 

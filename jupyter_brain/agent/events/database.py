@@ -34,8 +34,8 @@ def connect(path: str | Path) -> sqlite3.Connection:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_S)
     if path != ":memory:":
+        db.execute("PRAGMA synchronous=NORMAL")  # first: a new file then switches to WAL with fewer syncs
         db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
     return db
 
 
