@@ -7,6 +7,7 @@ from IPython.core.error import UsageError
 
 from jupyter_brain.agent.events import EventLog
 from jupyter_brain.notebook.interpolate import interpolate
+from jupyter_brain.notebook.turn_failure import AgentTurnFailed
 from jupyter_brain.providers.base import StreamEvent
 from jupyter_brain.providers.scripted import ScriptedProvider
 from jupyter_brain.session import SessionManager
@@ -215,7 +216,8 @@ class _CtrlC:
 
 def test_interrupt_mid_stream_then_next_cell_works(shell, capsys):
     shell.user_ns["ctrlc"] = _CtrlC()
-    agent(shell, "--provider ctrlc", "long question")
+    with pytest.raises(AgentTurnFailed, match=r"\(interrupted\)"):  # AgentMagics.fail_on: Run All stops here
+        agent(shell, "--provider ctrlc", "long question")
     result = shell.user_ns["_agent"]
     assert result.status == "interrupted"
     magics = shell.magics_manager.registry["AgentMagics"]
