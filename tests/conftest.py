@@ -41,6 +41,43 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 
 _CLOCK = pytest.StashKey[object]()
 
+# Every InteractiveShell registers its own clean-up with atexit (a reset ending in a full
+# garbage collection) and starts a history thread; both keep the shell, and all its
+# namespace holds, alive to the end of the run. Hundreds of test shells made pytest's exit
+# take minutes (a full collection per shell, over everything they kept). A shell a test
+# made is released once the test is over, unless it is still the current instance.
+_made_shells: list[InteractiveShell] = []
+_shell_init = InteractiveShell.__init__
+
+
+def _recorded_init(self: InteractiveShell, *args: object, **kwargs: object) -> None:
+    _shell_init(self, *args, **kwargs)
+    _made_shells.append(self)
+
+
+InteractiveShell.__init__ = _recorded_init  # type: ignore[method-assign]
+
+
+def release_shell(shell: InteractiveShell) -> None:
+    """What the shell's atexit clean-up would hold on to, let go now."""
+    import atexit
+
+    atexit.unregister(shell.atexit_operations)
+    save_thread = getattr(getattr(shell, "history_manager", None), "save_thread", None)
+    if save_thread is not None:
+        save_thread.stop()
+
+
+@pytest.fixture(autouse=True)
+def _release_test_shells():
+    yield
+    current = InteractiveShell._instance if InteractiveShell.initialized() else None
+    kept = [sh for sh in _made_shells if sh is current]
+    for shell in _made_shells:
+        if shell is not current:
+            release_shell(shell)
+    _made_shells[:] = kept
+
 
 @pytest.fixture()
 def shell(tmp_path, monkeypatch):
