@@ -11,6 +11,7 @@ from typing import Any
 import nbformat
 import pytest
 from IPython.core.error import UsageError
+from priced_providers import SONNET_OUT, MustNotCall, Priced
 
 from jupyter_brain.agent.cost_caps import BudgetCaps, session_spending
 from jupyter_brain.agent.events import EventLog
@@ -18,30 +19,9 @@ from jupyter_brain.notebook.budget import budget_caps
 from jupyter_brain.notebook.options import options_for
 from jupyter_brain.notebook.parsers import agent_parser, compare_parser, split_flags
 from jupyter_brain.notebook.subcommands.past_turns import cmd_cost
-from jupyter_brain.providers.scripted import ScriptedProvider
 from jupyter_brain.session import SessionManager
 from jupyter_brain.settings import CONFIG_KEYS, SETTINGS
 from jupyter_brain.settings_model import AgentOptions
-
-SONNET_OUT = 15.0 / 1e6
-
-
-class Priced(ScriptedProvider):
-    """A scripted model priced as claude-sonnet-4, writing at most 1,000 tokens a call."""
-
-    name = "anthropic"
-    max_tokens = 1000
-
-    def __init__(self, responses: Any = (), **kwargs: Any) -> None:
-        super().__init__(responses, model="claude-sonnet-4", **kwargs)
-
-
-class MustNotCall(Priced):
-    def generate(self, *args: Any, **kwargs: Any) -> Any:
-        pytest.fail("the provider was called although the call could cross the cap")
-
-    def generate_stream(self, *args: Any, **kwargs: Any) -> Any:
-        pytest.fail("the provider was called although the call could cross the cap")
 
 
 def _answer(usd: float) -> dict:

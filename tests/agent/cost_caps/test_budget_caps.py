@@ -12,6 +12,7 @@ import io
 from typing import Any
 
 import pytest
+from priced_providers import SONNET_IN, SONNET_OUT, MustNotCall, Priced
 
 from jupyter_brain.agent.cost_caps import BudgetCaps, SharedBudget, estimate_call
 from jupyter_brain.agent.cost_caps.wording import suggest
@@ -22,28 +23,6 @@ from jupyter_brain.agent.tools import AgentToolRegistry, tool
 from jupyter_brain.foundation.tokens import TokenCounter
 from jupyter_brain.providers.scripted import ScriptedProvider
 from jupyter_brain.widgets.text_view import TextView, events_to_markdown
-
-SONNET_IN, SONNET_OUT = 3.0 / 1e6, 15.0 / 1e6  # claude-sonnet-4's price per token
-
-
-class Priced(ScriptedProvider):
-    """A scripted model priced as claude-sonnet-4, writing at most 1,000 tokens a call."""
-
-    name = "anthropic"
-    max_tokens = 1000
-
-    def __init__(self, responses: Any = (), **kwargs: Any) -> None:
-        super().__init__(responses, model="claude-sonnet-4", **kwargs)
-
-
-class MustNotCall(Priced):
-    """Fails the test when called."""
-
-    def generate(self, *args: Any, **kwargs: Any) -> Any:
-        pytest.fail("the provider was called although the call could cross the cap")
-
-    def generate_stream(self, *args: Any, **kwargs: Any) -> Any:
-        pytest.fail("the provider was called although the call could cross the cap")
 
 
 @tool

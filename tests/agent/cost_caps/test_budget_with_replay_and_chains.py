@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from priced_providers import MustNotCall, Priced
 
 from jupyter_brain.agent.cost_caps import BudgetCaps, estimate_call
 from jupyter_brain.agent.events import EventLog
@@ -28,23 +29,6 @@ MESSAGES = [{"role": "user", "content": "How much is the premium plan?"}]
 def peek() -> str:
     """The value the agent looks at."""
     return f"value={STATE['value']}"
-
-
-class Priced(ScriptedProvider):
-    """A scripted model priced as claude-sonnet-4, writing at most 1,000 tokens a call."""
-
-    name = "anthropic"
-    max_tokens = 1000
-
-    def __init__(self, responses: Any = (), **kwargs: Any) -> None:
-        super().__init__(responses, model="claude-sonnet-4", **kwargs)
-
-
-class MustNotCall(Priced):
-    def generate(self, *args: Any, **kwargs: Any) -> Any:
-        pytest.fail("the live model was called although the call could cross the cap")
-
-    generate_stream = generate
 
 
 def _turn(provider: Any, caps: BudgetCaps | None = None, log: EventLog | None = None) -> Any:
