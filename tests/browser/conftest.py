@@ -369,6 +369,17 @@ def run_command(page, command: str) -> None:
     page.evaluate(_RUN, command)
 
 
+def run_cell(page, index: int) -> None:
+    """Start running the cell at ``index`` (from 0) of the open notebook, as its Run button
+    does, without waiting for it; ``wait_idle_after_run`` waits for it."""
+    page.evaluate(f"""() => {{
+        const nb = window.jupyterapp.shell.currentWidget.content;
+        nb.activeCellIndex = {index};
+        nb.mode = 'command';
+    }}""")
+    run_command(page, "notebook:run-cell")
+
+
 def open_and_run(page, base: str, name: str) -> None:
     """Open a notebook, wait for its kernel to be ready, run all cells (without awaiting them)."""
     open_notebook(page, base, name)

@@ -15,7 +15,8 @@ import re
 
 import pytest
 
-from .conftest import open_and_run, open_notebook, run_command, screenshot, wait_idle_after_run, write_notebook
+from .conftest import (open_and_run, open_notebook, run_cell, screenshot, wait_idle_after_run,
+                       write_notebook)
 
 pytestmark = pytest.mark.browser
 
@@ -84,15 +85,6 @@ def _cells_after_run(page) -> list[dict]:
     return page.evaluate(JS_CELLS)
 
 
-def _run_cell(page, index: int) -> None:
-    page.evaluate(f"""() => {{
-        const nb = window.jupyterapp.shell.currentWidget.content;
-        nb.activeCellIndex = {index};
-        nb.mode = 'command';
-    }}""")
-    run_command(page, "notebook:run-cell")
-
-
 def test_agent_cells_status_bar_highlighting_and_inspector(brain_lab, page):
     base, root = brain_lab
     _write(root, "lab_cells.ipynb", [CELLS_SETUP, AGENT, "after = 1"])
@@ -153,13 +145,13 @@ def test_agent_cells_status_bar_highlighting_and_inspector(brain_lab, page):
     page.wait_for_function("() => window.jupyterapp.shell.currentWidget.node.classList.contains('jp-NotebookPanel')")
 
     # Re-running the same %%agent cell replaces its cells instead of piling up more.
-    _run_cell(page, 1)
+    run_cell(page, 1)
     cells = _cells_after_run(page)
     assert len(cells) == 5 and cells[2]["source"].endswith("+ 1)"), cells
     # After an edit of an inserted cell, a re-run asks first.
     page.evaluate("""() => window.jupyterapp.shell.currentWidget.content.model.cells.get(3)
         .sharedModel.setSource('total = sum(nums) * 3  # mine\\ntotal')""")
-    _run_cell(page, 1)
+    run_cell(page, 1)
     ask = page.locator(".jp-Dialog", has_text="Replace the cells the agent inserted last time?")
     ask.wait_for()
     screenshot(page, "lab_replace_dialog")

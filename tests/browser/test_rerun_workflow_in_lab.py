@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import open_and_run, run_command, screenshot, wait_idle_after_run, write_notebook
+from .conftest import open_and_run, run_cell, run_command, screenshot, wait_idle_after_run, write_notebook
 
 pytestmark = pytest.mark.browser
 
@@ -89,12 +89,7 @@ def _view(page, index: int):
 
 
 def _run_cell(page, index: int) -> None:
-    page.evaluate(f"""() => {{
-        const nb = window.jupyterapp.shell.currentWidget.content;
-        nb.activeCellIndex = {index};
-        nb.mode = 'command';
-    }}""")
-    run_command(page, "notebook:run-cell")
+    run_cell(page, index)
     wait_idle_after_run(page)
 
 
