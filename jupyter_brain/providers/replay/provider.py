@@ -136,7 +136,7 @@ class ReplayingProvider:
         if self._replaying:
             request = fingerprint(messages, tools, flags=self.flags, thinking_budget=thinking_budget)
             with self._lock:
-                if self._would_match(request, call_kind(messages)):
+                if self._find(request, call_kind(messages)) is not None:
                     return self
         return self._live if self._live is not None else self
 
@@ -221,26 +221,27 @@ class ReplayingProvider:
         return request, kind, None
 
     def _matching(self, request: RequestFingerprint, kind: str) -> RecordedCall | None:
-        """The recorded call answering this request, if the recording still matches."""
-        if self._chosen is None:  # the first call picks the recording whose first request it is
+        """The recorded call answering this request, if the recording still matches (the
+        first call chooses the recording)."""
+        found = self._find(request, kind)
+        if found is None:
+            return None
+        self._chosen = found[0]
+        return found[1]
+
+    def _find(self, request: RequestFingerprint, kind: str) -> tuple[TurnRecording, RecordedCall] | None:
+        """The recording and its call that answer this request; it only looks (``priced_as``
+        asks before the call), choosing nothing and not moving on."""
+        if self._chosen is None:  # the first call: the recording whose first request it is
             for candidate in self._candidates:
                 first = candidate.calls[0] if candidate.calls else None
                 if first is not None and first.fp == request.value and first.kind == kind:
-                    self._chosen = candidate
-                    return first
+                    return candidate, first
             return None
         calls = self._chosen.calls
         if self._cursor < len(calls) and calls[self._cursor].fp == request.value and calls[self._cursor].kind == kind:
-            return calls[self._cursor]
+            return self._chosen, calls[self._cursor]
         return None
-
-    def _would_match(self, request: RequestFingerprint, kind: str) -> bool:
-        """``_matching`` without choosing a recording or moving on."""
-        if self._chosen is None:
-            return any(c.calls and c.calls[0].fp == request.value and c.calls[0].kind == kind
-                       for c in self._candidates)
-        calls = self._chosen.calls
-        return self._cursor < len(calls) and calls[self._cursor].fp == request.value and calls[self._cursor].kind == kind
 
     def _why(self, request: RequestFingerprint, kind: str) -> str:
         recording = self._chosen or self._candidates[0]
