@@ -19,8 +19,8 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from ..providers.replay import ReplayingProvider, cell_key
-from .recordings import candidates_for, notebook_files, notebook_path
-from .replay import REQUEST_FLAGS, cell_source, replay_mode
+from .recordings import candidates_for
+from .replay import cell_source, kernel_notebooks, replay_mode, request_flags
 
 LiveFactory = Callable[[str, int], Any]
 
@@ -67,13 +67,13 @@ def replaying_runs(magics: Any, options: Any, args: Any, line: str, cell: str, s
     mode = replay_mode(options, args)
     source = cell_source(line, cell, "%%compare")
     user_ns = magics.shell.user_ns if magics.shell is not None else {}
-    files = notebook_files(notebook_path(user_ns, str(getattr(magics, "notebook", "") or ""))) if mode != "off" else []
+    files = kernel_notebooks(magics, user_ns) if mode != "off" else []
     event_log = magics.manager.event_log
 
     def candidates(run_key_source: str) -> list[Any]:
         return candidates_for(run_key_source, None, files, event_log)
 
-    flags = {name: getattr(options, name, None) for name in REQUEST_FLAGS}
+    flags = request_flags(options)
     try:
         live: LiveFactory | None = build_live()
         unavailable = ""

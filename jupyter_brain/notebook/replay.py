@@ -11,6 +11,7 @@ notebook carries it; the recording integration puts it in the event log too.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -36,14 +37,24 @@ def cell_source(line: str, cell: str, magic: str = "%%agent") -> str:
     return f"{magic} {' '.join(cell_flags(line))}\n{cell.strip()}"
 
 
+def kernel_notebooks(magics: Any, user_ns: dict[str, Any]) -> list[Path]:
+    """The notebook files whose saved recordings this kernel reads (``recordings.py``)."""
+    return notebook_files(notebook_path(user_ns, str(getattr(magics, "notebook", "") or "")))
+
+
+def request_flags(options: Any) -> dict[str, Any]:
+    """The turn's settings that shape its requests (``REQUEST_FLAGS``), for the fingerprint."""
+    return {name: getattr(options, name, None) for name in REQUEST_FLAGS}
+
+
 def replaying_provider(magics: Any, options: Any, args: Any, source: str, user_ns: dict[str, Any],
                        resolve: Callable[[], Any]) -> ReplayingProvider:
     """The cell's provider: its recordings first (unless off), the live one from a mismatch."""
     mode = replay_mode(options, args)
     candidates = []
     if mode != "off":
-        files = notebook_files(notebook_path(user_ns, str(getattr(magics, "notebook", "") or "")))
-        candidates = candidates_for(source, current_cell_id(magics.shell), files, magics.manager.event_log)
+        candidates = candidates_for(source, current_cell_id(magics.shell), kernel_notebooks(magics, user_ns),
+                                    magics.manager.event_log)
     unavailable = ""
     try:
         live = resolve()
@@ -51,8 +62,7 @@ def replaying_provider(magics: Any, options: Any, args: Any, source: str, user_n
         if not candidates and mode != "strict":
             raise
         live, unavailable = None, str(exc).removeprefix("%%agent: ")
-    flags = {name: getattr(options, name) for name in REQUEST_FLAGS}
-    return ReplayingProvider(live, candidates, mode=mode, flags=flags, cell=cell_key(source),  # type: ignore[arg-type]
+    return ReplayingProvider(live, candidates, mode=mode, flags=request_flags(options), cell=cell_key(source),  # type: ignore[arg-type]
                              unavailable=unavailable)
 
 
