@@ -3,10 +3,13 @@
 A session's history is a list of messages; ``CellHistory`` keeps, beside it, the turn
 each message belongs to (the event log's ``messages.turn_id``), and a table beside the
 log, ``cell_turns``, keeps the cell each turn ran from and which turn replaced it. Before
-a cell's turn, the cell's earlier turns leave the history that is sent (``--append``
-keeps them); the new turn is added at the end, so the history stays exactly what the
-model saw, in order. The event log keeps every turn and every event: a replaced turn
-only leaves the history (``%agent log`` marks it).
+a cell's turn, the cell's earlier turns leave the history (``--append`` keeps them), and
+the new turn **takes the earlier turn's place**: it is sent the turns before that place
+only, and the turns after it stay after it. So re-running cell 2 of 5 sends what cell
+2 first saw (an unchanged cell replays), and the history keeps the notebook's order.
+With ``--append``, or when the earlier turn cannot be taken out, the new turn is added at
+the end. The event log keeps every turn and every event: a replaced turn only leaves the
+history (``%agent log`` marks it).
 
 A turn that compaction already folded into a summary cannot be taken out again; it
 stays in the summary. A removal that would leave an invalid history is not made.
@@ -128,40 +131,53 @@ class CellHistory:
         stored = self.table.message_turns(session_id) if history else []
         self.tags: list[str] = stored if len(stored) == len(history) else [""] * len(history)
         self._sent: tuple[list[Message], list[str]] | None = None
+        self._after: tuple[list[Message], list[str]] = ([], [])  # the turns after the replaced one
         self._replaced: list[str] = []  # the cell's earlier turns, replaced by the running one
         self._removed: list[str] = []  # those of them taken out of the history
 
     def before_turn(self, history: list[Message], run: CellRun | None, *, append: bool = False) -> list[Message]:
         """The history to send for a turn of ``run``'s cell: without the cell's earlier
-        turns, unless ``append`` (or the turn has no cell)."""
+        turns and what came after them, unless ``append`` (or the turn has no cell)."""
         if len(self.tags) != len(history):  # the history was set from outside: turns unknown
             self.tags = [""] * len(history)
         sent, tags, replaced, removed = list(history), list(self.tags), [], []
+        place = len(sent)
         if run is not None and not append:
             for turn_id in self.table.earlier_turns(self.session_id, run):
                 kept = _without_turn(sent, tags, turn_id)
                 if kept is not None:
+                    place = min(place, tags.index(turn_id))
                     sent, tags = kept
                     removed.append(turn_id)
                 replaced.append(turn_id)
+        if place < len(sent) and sent[place].get("role") != "user":
+            place = len(sent)  # not at a turn's start: the new turn goes at the end
+        self._after = (sent[place:], tags[place:])
+        sent, tags = sent[:place], tags[:place]
         self._sent, self._replaced, self._removed = (sent, tags), replaced, removed
         return sent
 
-    def after_turn(self, result: Any, run: CellRun | None, *, append: bool = False) -> None:
-        """The turn ended: its messages get its id, the cell's earlier turns are marked replaced."""
+    def after_turn(self, result: Any, run: CellRun | None, *, append: bool = False) -> list[Message]:
+        """The turn ended: its messages get its id, the cell's earlier turns are marked
+        replaced. Returns the session's history: the turn's, then the turns after its place."""
         sent, tags = self._sent if self._sent is not None else ([], [])
+        after, after_tags = self._after
         messages, new = result.messages, result.new_messages
         prefix = messages[: len(messages) - len(new)]
         rewritten = len(prefix) != len(sent) or any(a is not b for a, b in zip(prefix, sent, strict=False))
         before = _tags_after_rewrite(prefix, sent, tags) if rewritten else tags
-        self.tags = before + [result.turn_id] * len(new)
+        history = list(messages) + after
+        self.tags = before + [result.turn_id] * len(new) + after_tags
         if self._removed:
             self.table.drop_messages(self.session_id, self._removed)
-        if rewritten:
+        if after:  # the stored history takes the same order (its rows were added at the end)
+            self.table.event_log.replace_history(self.session_id, history, turn_ids=self.tags)
+        elif rewritten:
             self.table.retag(self.session_id, self.tags)
         if run is not None:
             self.table.add(self.session_id, result.turn_id, run, appended=append, replaces=self._replaced)
-        self._sent, self._replaced, self._removed = None, [], []
+        self._sent, self._after, self._replaced, self._removed = None, ([], []), [], []
+        return history
 
     def reset(self) -> None:
         self.tags = []

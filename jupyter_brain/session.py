@@ -140,8 +140,7 @@ class Session:
             history = self.cells.before_turn(self.history, cell, append=append)
             result = harness.run_turn(self.name, history, prompt, on_event=on_event, cancel=cancel,
                                       **turn_options)
-            self.history = result.messages
-            self.cells.after_turn(result, cell, append=append)
+            self.history = self.cells.after_turn(result, cell, append=append)
             self.results.append(result)
             record_turn_cost(self.event_log, self.name, self.cost_tracker.turn(result.turn_id))  # %agent cost
             return result

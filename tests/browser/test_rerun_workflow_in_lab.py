@@ -2,7 +2,7 @@
 
 One notebook, driven through JupyterLab's own commands and editor: Run All; edit the
 second ``%%agent`` cell and run it (live); run it again unchanged (replayed); re-run the
-first cell; save with widget state; restart the kernel and Run All (no model call, the
+first cell (replayed, in its place); save with widget state; restart the kernel and Run All (no model call, the
 same answers, the agent's variable back); reopen and measure the file.
 
 The model is a ``ScriptedProvider`` defined in the notebook that counts its calls in a
@@ -165,18 +165,17 @@ def test_run_edit_rerun_restart_run_all_save_reopen(lab, page, widget_state_save
     assert "Revenue grew every month." not in history, history  # the replaced turn left
     screenshot(page, "rerun_2b_replayed")
 
-    # 2c. Re-run the first cell unchanged. Its turn moves to the end of the session (after
-    # the second cell's), so the history its request carries is not the recorded one: it
-    # goes on live and says so (the fingerprint covers the history). One turn for it stays.
+    # 2c. Re-run the first cell unchanged. Its new turn takes its earlier turn's place (before
+    # the second cell's), so its request is the recorded one: it replays, with no call, and the
+    # history keeps the cells' order, each turn once.
     _run_cell(page, _FIRST)
-    assert _calls(root) == 6
+    assert _calls(root) == 4
     assert FIRST_ANSWER in _answer(page, _FIRST)
-    assert _model(page, _FIRST) == "scripted / scripted"
-    # Why, in the step it went live at (inside the folded steps).
-    assert "the history before this cell changed" in _view(page, _FIRST).text_content()
+    assert _model(page, _FIRST) == "replayed / scripted"
     history = _kernel(page, "%agent history")
     assert history.count("Which month sold best?") == 1, history
     assert history.count("Summarise the trend." + EDIT) == 1, history
+    assert history.index("Which month sold best?") < history.index("Summarise the trend."), history
     screenshot(page, "rerun_2c_first_rerun")
 
     # 3. Save, restart the kernel and Run All (accepting JupyterLab's dialog): every turn
@@ -189,7 +188,7 @@ def test_run_edit_rerun_restart_run_all_save_reopen(lab, page, widget_state_save
     dialog.locator(".jp-mod-accept").click()
     page.wait_for_function(f"() => JSON.stringify(({_EXECUTION_COUNTS})()) === JSON.stringify({list(range(1, _CELLS + 1))})")
     wait_idle_after_run(page)
-    assert _calls(root) == 6
+    assert _calls(root) == 4
     for index, answer in ((_FIRST, FIRST_ANSWER), (_SECOND, EDITED_ANSWER)):
         assert answer in _answer(page, index)
         assert _model(page, index) == "replayed / scripted"

@@ -22,8 +22,7 @@ def run(cells, log, history, run_, turn_id, question, answer, **kw):
     result = turn(sent, None, turn_id, question, answer, **kw)
     log.append_messages("s", turn_id, result.messages[len(result.messages) - len(result.new_messages):])
     log.flush()
-    cells.after_turn(result, run_)
-    return sent, result.messages
+    return sent, cells.after_turn(result, run_)
 
 
 def test_a_compaction_keeps_the_turns_of_the_messages_it_kept():
@@ -42,10 +41,11 @@ def test_a_compaction_keeps_the_turns_of_the_messages_it_kept():
     _, history = run(cells, log, history, CellRun("id:c"), "t3", "qc", "cc", rewrite=compact)
     assert cells.tags == ["", "", "t2", "t2", "t3", "t3"]
     assert CellHistory(log, "s", history).tags == cells.tags  # the stored rows got their turns back
-    sent, history = run(cells, log, history, b, "t4", "qb again", "bb2")  # b's turn survived the compaction: it goes
-    assert [m["content"] for m in sent] == ["[summary]", "ok", "qc", "cc"]
-    sent, _ = run(cells, log, history, a, "t5", "qa again", "aa2")  # a's turn is in the summary: it stays there
-    assert [m["content"] for m in sent] == ["[summary]", "ok", "qc", "cc", "qb again", "bb2"]
+    sent, history = run(cells, log, history, b, "t4", "qb again", "bb2")  # b's turn survived the compaction:
+    assert [m["content"] for m in sent] == ["[summary]", "ok"]  # the new one takes its place
+    assert [m["content"] for m in history] == ["[summary]", "ok", "qb again", "bb2", "qc", "cc"]
+    sent, _ = run(cells, log, history, a, "t5", "qa again", "aa2")  # a's turn is in the summary: it stays there,
+    assert [m["content"] for m in sent] == ["[summary]", "ok", "qb again", "bb2", "qc", "cc"]  # the new one at the end
     assert set(cells.table.replaced("s")) == {"t1", "t2"}
     log.close()
 

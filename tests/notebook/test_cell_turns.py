@@ -177,3 +177,42 @@ def test_a_replaced_turn_leaves_the_stored_history_too(shell, flag, tmp_path):
     history = [m["content"] for m in reopened.use(name).history]
     reopened.event_log.close()
     assert history == (["Same", "one", "Same", "two"] if flag else ["Same", "two"])
+
+
+def test_a_rerun_cell_takes_its_earlier_turns_place(shell, tmp_path):
+    """Re-running cell 2 of 3 sends only what came before it, and keeps cell 3 after it:
+    the history stays in the notebook's order, in memory and in the stored history."""
+    from jupyter_brain.session import SessionManager
+
+    bot = ScriptedProvider(["a1", "b1", "c1", "b2", "d1"])
+    shell.user_ns["bot"] = bot
+    for question in ("Q1", "Q2", "Q3", "Q2"):
+        agent(shell, "--provider bot", question)
+    assert dialogue(bot.calls[3]) == ["Q1", "a1", "Q2"]  # not Q3's turn, asked after it
+    agent(shell, "--provider bot", "Q4")
+    assert dialogue(bot.calls[4]) == ["Q1", "a1", "Q2", "b2", "Q3", "c1", "Q4"]
+    manager = magics_of(shell).manager
+    manager.event_log.flush()
+    reopened = SessionManager(tmp_path / ".jupyter_brain")
+    stored = [m["content"] for m in reopened.use(manager.current.name).history]
+    reopened.event_log.close()
+    assert stored == ["Q1", "a1", "Q2", "b2", "Q3", "c1", "Q4", "d1"]
+
+
+def test_a_rerun_in_its_place_is_replaced_in_its_place_again(shell):
+    """The turn ids of a history put back in order survive: the cell can be re-run again."""
+    bot = ScriptedProvider(["a1", "b1", "a2", "a3", "c1"])
+    shell.user_ns["bot"] = bot
+    for question in ("Q1", "Q2", "Q1", "Q1", "Q3"):
+        agent(shell, "--provider bot", question)
+    assert [dialogue(c) for c in bot.calls[2:4]] == [["Q1"], ["Q1"]]
+    assert dialogue(bot.calls[4]) == ["Q1", "a3", "Q2", "b1", "Q3"]
+
+
+def test_append_still_adds_the_turn_at_the_end(shell):
+    bot = ScriptedProvider(["a1", "b1", "a2", "c1"])
+    shell.user_ns["bot"] = bot
+    for line, question in (("", "Q1"), ("", "Q2"), ("--append", "Q1"), ("", "Q3")):
+        agent(shell, f"--provider bot {line}", question)
+    assert dialogue(bot.calls[2]) == ["Q1", "a1", "Q2", "b1", "Q1"]
+    assert dialogue(bot.calls[3]) == ["Q1", "a1", "Q2", "b1", "Q1", "a2", "Q3"]

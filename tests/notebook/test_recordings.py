@@ -145,3 +145,15 @@ def test_a_compare_cell_saves_one_recording_per_run_each_found_by_its_runs_key(t
     for s, r in runs:
         found = candidates_for(run_source(source, s, r), None, notebook_files(None), None)
         assert [c.calls[0].fp for c in found] == [f"fp-{s}-{r}"]  # its own run's, never another's
+
+
+def test_an_unchanged_earlier_cell_rerun_after_later_ones_replays(shell):
+    """It takes its earlier turn's place, so its request is the one recorded: no model call."""
+    from jupyter_brain.providers.scripted import ScriptedProvider
+
+    shell.user_ns["bot"] = bot = ScriptedProvider(["a1", "b1"])
+    shell.run_cell_magic("agent", "--provider bot", "Q1")
+    shell.run_cell_magic("agent", "--provider bot", "Q2")
+    shell.run_cell_magic("agent", "--provider bot", "Q1")
+    assert len(bot.calls) == 2
+    assert shell.user_ns["_agent"].replay == "replayed" and shell.user_ns["_agent"].text == "a1"

@@ -13,6 +13,7 @@ import queue
 import threading
 import time
 import weakref
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -331,9 +332,12 @@ class EventLog:
         with self._lock:
             self._pending_messages.extend(rows)
 
-    def replace_history(self, session_id: str, messages: list[dict[str, Any]]) -> None:
-        """Store a rewritten history (reset, compaction) in one transaction."""
-        rows = [(session_id, "", self._scrub(MESSAGE_JSON.encode(m))) for m in messages]
+    def replace_history(self, session_id: str, messages: list[dict[str, Any]],
+                        turn_ids: Sequence[str] | None = None) -> None:
+        """Store a rewritten history (reset, compaction, a re-run turn put back in its
+        place) in one transaction; ``turn_ids``: the turn of each message, where known."""
+        turns = list(turn_ids) if turn_ids is not None and len(turn_ids) == len(messages) else [""] * len(messages)
+        rows = [(session_id, turn, self._scrub(MESSAGE_JSON.encode(m))) for m, turn in zip(messages, turns, strict=True)]
         self.flush()
         with self._db_lock:
             self._db.execute("BEGIN")
