@@ -105,6 +105,9 @@ def load_ipython_extension(ipython: Any) -> None:
     ipython.register_magics(magics)
     ipython.events.register("post_run_cell", magics.cell_errors)  # for %agent fix
     magics.lab.start()  # a comm to the JupyterLab extension, when there is one
+    from .notebook import warm_up
+
+    warm_up.start()  # the first turn's imports, tokenizer and tool schemas, in the background
     # Listed as a configurable so `%config AgentMagics.think = "medium"` reaches it.
     if magics not in ipython.configurables:
         ipython.configurables.append(magics)

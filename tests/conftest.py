@@ -79,6 +79,16 @@ def _release_test_shells():
     _made_shells[:] = kept
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _warmed_up():
+    """``%load_ext``'s background warm-up (notebook/warm_up.py), done before the first test:
+    in this process it would otherwise run beside whichever tests come first."""
+    from jupyter_brain.notebook import warm_up
+
+    warm_up.start()
+    warm_up.wait(120)
+
+
 @pytest.fixture()
 def shell(tmp_path, monkeypatch):
     """An in-process IPython with jupyter_brain loaded, in a fresh folder, with no API keys."""

@@ -1,0 +1,80 @@
+"""Warm up at ``%load_ext``, so a kernel's first turn pays only for itself.
+
+A first ``%%agent`` turn used to pay, on top of the turn, for what every later turn finds
+ready: the agent core's and the view's imports, the tokenizer's BPE tables, and the
+built-in tools' argument models and JSON schemas (both cached per definition:
+``agent/tool_models.py``, ``ToolSpec.input_schema``). A daemon thread started by
+``load_ipython_extension`` does that work once per process, while the user's next cells
+run (loading data, usually). A turn that starts before it is done waits on the same
+import and cache locks: the work is never done twice, only earlier.
+
+Nothing here touches the kernel's namespace, its working folder or ``AgentMagics``
+settings (``data_dir`` may still change): the tools are built over an empty namespace
+in a throwaway folder, and nothing is written. ``JUPYTER_BRAIN_WARM_UP=0`` turns it off.
+A failure is logged at debug level and changes nothing: the first turn does the work.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import tempfile
+import threading
+
+# What every turn imports (the agent core, its tools, the view), in dependency order.
+MODULES = (
+    "jupyter_brain.notebook.agent_cell",
+    "jupyter_brain.session",
+    "jupyter_brain.agent.harness",
+    "jupyter_brain.tools",
+    "jupyter_brain.widgets.text_view",
+    "jupyter_brain.widgets.agent_view",
+    "jupyter_brain.tools.rich_output",
+)
+
+_started = threading.Lock()
+_thread: threading.Thread | None = None
+_done = threading.Event()
+log = logging.getLogger("jupyter_brain.warm_up")
+
+
+def start() -> threading.Thread | None:
+    """Start the warm-up once per process (None when it is off or already started)."""
+    global _thread
+    if os.environ.get("JUPYTER_BRAIN_WARM_UP", "1").strip().lower() in ("0", "false", "no", "off"):
+        return None
+    with _started:
+        if _thread is not None:
+            return None
+        _thread = threading.Thread(target=_run, name="jupyter-brain-warm-up", daemon=True)
+        _thread.start()
+        return _thread
+
+
+def wait(timeout: float | None = None) -> bool:
+    """Block until the warm-up has finished (tests, benchmarks); False on timeout."""
+    return _done.wait(timeout)
+
+
+def _run() -> None:
+    try:
+        warm_up()
+    except Exception as exc:  # noqa: BLE001 - a warm-up never breaks the kernel; the turn does the work
+        log.debug("warm-up stopped: %s", exc)
+    finally:
+        _done.set()
+
+
+def warm_up() -> None:
+    """Import the turn's modules, load the tokenizer, build the built-in tools' schemas."""
+    for name in MODULES:
+        importlib.import_module(name)
+    from ..agent.artifacts import ArtifactStore, artifact_tool
+    from ..foundation.tokens import TokenCounter
+    from ..tools import default_tools
+
+    TokenCounter().count_text("warm up")
+    with tempfile.TemporaryDirectory(prefix="jupyter-brain-warm-up-") as folder:
+        for spec in [*default_tools({}, folder), artifact_tool(ArtifactStore())]:
+            spec.schema()

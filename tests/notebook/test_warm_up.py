@@ -1,0 +1,67 @@
+"""The warm-up at ``%load_ext`` (``notebook/warm_up.py``): a first turn finds the agent
+core imported, the tokenizer loaded and the built-in tools' models built; ``%load_ext``
+itself still returns at once, and a failing warm-up changes nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+from jupyter_brain.notebook import warm_up
+
+PROBE = textwrap.dedent("""
+    import json, sys
+    from IPython.core.interactiveshell import InteractiveShell
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "jupyter_brain")
+    at_load = sorted(m for m in sys.modules if m.startswith("jupyter_brain.agent.harness"))
+    from jupyter_brain.notebook import warm_up
+    finished = warm_up.wait(120)
+    from jupyter_brain.agent import tool_models
+    from jupyter_brain.foundation import tokens
+    models = len(tool_models._models)
+    from jupyter_brain.providers.scripted import ScriptedProvider
+    shell.user_ns["bot"] = ScriptedProvider(["March."])
+    shell.run_cell_magic("agent", "--provider bot", "Which month?")
+    print(json.dumps({
+        "finished": finished,
+        "tokenizer": tokens._encoding is not None,
+        "models_before_turn": models,
+        "models_built_by_turn": len(tool_models._models) - models,
+        "sdks": sorted(m for m in sys.modules if m.split(".")[0] in ("anthropic", "openai", "mcp")),
+        "answer": shell.user_ns["_agent"].text,
+    }))
+""")
+
+
+def probe(tmp_path, **env):
+    out = subprocess.run([sys.executable, "-c", PROBE], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=300, env={**os.environ, **env})
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_the_first_turn_builds_no_tool_model_after_the_warm_up(tmp_path):
+    seen = probe(tmp_path, JUPYTER_BRAIN_WARM_UP="1")
+    assert seen["finished"] and seen["tokenizer"] and seen["answer"] == "March."
+    assert seen["models_before_turn"] >= 8  # every built-in tool's argument model
+    assert seen["models_built_by_turn"] == 0
+    assert seen["sdks"] == []  # no provider SDK and no MCP: those load when a turn needs them
+
+
+def test_turned_off_the_first_turn_does_the_work(tmp_path):
+    seen = probe(tmp_path, JUPYTER_BRAIN_WARM_UP="0")
+    assert not seen["finished"] and seen["models_before_turn"] == 0
+    assert seen["models_built_by_turn"] >= 8 and seen["answer"] == "March."
+
+
+def test_a_failing_warm_up_is_logged_and_lets_waiters_go(monkeypatch, caplog):
+    done = warm_up.threading.Event()
+    monkeypatch.setattr(warm_up, "_done", done)
+    monkeypatch.setattr(warm_up, "MODULES", ("jupyter_brain.no_such_module",))
+    with caplog.at_level("DEBUG", logger="jupyter_brain.warm_up"):
+        warm_up._run()
+    assert done.is_set() and "warm-up stopped" in caplog.text
