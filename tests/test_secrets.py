@@ -121,3 +121,23 @@ def test_compare_view_masks_a_key_split_across_deltas() -> None:
     state = _json.dumps(view.get_state())
     assert ANTHROPIC not in state and MASK in state
     view.close()
+
+
+def test_literal_first_key_patterns_mask_exactly_what_the_look_behind_first_ones_did():
+    """redact.py puts each key pattern's prefix first (fast scanning); same matches as before."""
+    import re
+
+    from jupyter_brain.agent.redact import _PREFIXED
+
+    start = r"(?<![A-Za-z0-9])"
+    before = [re.compile(start + r"sk-ant-[A-Za-z0-9_\-]{8,}"),
+              re.compile(start + r"sk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{16,}"),
+              re.compile(start + r"gh[pousr]_[A-Za-z0-9]{20,}"),
+              re.compile(start + r"hf_[A-Za-z0-9]{20,}"),
+              re.compile(start + r"AKIA[0-9A-Z]{16}")]
+    texts = ["sk-ant-abcdefgh", "ask-ant-abcdefgh", "-sk-ant-abcdefgh", "task-force-management-plan",
+             "sk-proj-abcdefghijklmnop", "xsk-abcdefghijklmnopqrst", "(sk-abcdefghijklmnopqrst)",
+             "ghp_" + "a" * 20, "1ghs_" + "b" * 20, " hf_" + "c" * 20, "AKIA" + "Z" * 16, "zAKIA" + "Z" * 16,
+             "key=sk-ant-abc", "sk-sk-abcdefghijklmnopqrstu", "_sk-ant-abcdefghij"]
+    for text in texts:
+        assert [p.findall(text) for p in _PREFIXED] == [p.findall(text) for p in before], text

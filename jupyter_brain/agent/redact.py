@@ -7,16 +7,23 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-# Key prefixes must start a token: "task-force-management-plan" holds no "sk-" key.
-_START = r"(?<![A-Za-z0-9])"
-_PATTERNS = [
-    re.compile(_START + r"sk-ant-[A-Za-z0-9_\-]{8,}"),  # Anthropic
-    re.compile(_START + r"sk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{16,}"),  # OpenAI
-    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-+/=]{12,}"),
-    re.compile(r"(?i)((?:api[_-]?key|x-api-key|authorization|token|secret)[\"']?\s*[:=]\s*[\"']?)[A-Za-z0-9._\-+/=]{12,}"),
-    re.compile(_START + r"gh[pousr]_[A-Za-z0-9]{20,}"),  # GitHub
-    re.compile(_START + r"hf_[A-Za-z0-9]{20,}"),  # Hugging Face
-    re.compile(_START + r"AKIA[0-9A-Z]{16}"),  # AWS access key id
+# Key prefixes must start a token: "task-force-management-plan" holds no "sk-" key. The
+# check comes after the prefix (``sk-(?<![A-Za-z0-9]sk-)`` = "no letter or digit before the
+# s"), so each pattern starts with a literal the regex engine can scan for: every logged
+# event is redacted, and a leading look-behind made each search ~200x slower.
+_PREFIXED = [
+    re.compile(r"sk-ant-(?<![A-Za-z0-9]sk-ant-)[A-Za-z0-9_\-]{8,}"),  # Anthropic
+    re.compile(r"sk-(?<![A-Za-z0-9]sk-)(?:proj-|svcacct-)?[A-Za-z0-9_\-]{16,}"),  # OpenAI
+    re.compile(r"gh[pousr]_(?<![A-Za-z0-9]gh[pousr]_)[A-Za-z0-9]{20,}"),  # GitHub
+    re.compile(r"hf_(?<![A-Za-z0-9]hf_)[A-Za-z0-9]{20,}"),  # Hugging Face
+    re.compile(r"AKIA(?<![A-Za-z0-9]AKIA)[0-9A-Z]{16}"),  # AWS access key id
+]
+# Case-insensitive, keeping what precedes the value (group 1); each runs only when one of
+# its words is in the text at all (a plain substring test on the lower-cased text).
+_LABELLED = [
+    (re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-+/=]{12,}"), ("bearer",)),
+    (re.compile(r"(?i)((?:api[_-]?key|x-api-key|authorization|token|secret)[\"']?\s*[:=]\s*[\"']?)"
+                r"[A-Za-z0-9._\-+/=]{12,}"), ("key", "authorization", "token", "secret")),
 ]
 _ENV_KEYS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "JUPYTER_BRAIN_API_KEY")
 MASK = "[REDACTED]"
@@ -40,11 +47,12 @@ class Redactor:
         for value in self._values:
             if value in text:
                 text = text.replace(value, MASK)
-        for pattern in _PATTERNS:
-            if pattern.groups:
+        for pattern in _PREFIXED:
+            text = pattern.sub(MASK, text)
+        lowered = text.lower()
+        for pattern, words in _LABELLED:
+            if any(word in lowered for word in words):
                 text = pattern.sub(lambda m: m.group(1) + MASK, text)
-            else:
-                text = pattern.sub(MASK, text)
         return text
 
 
