@@ -14,7 +14,7 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any, Literal, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, create_model
@@ -137,7 +137,13 @@ _ARG_LINE = re.compile(r"^\s*(\*{0,2}\w+)(?:\s*\([^)]*\))?(\s*):\s*(.*)$")
 
 def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
     """Split a Google/NumPy-ish docstring into its description and per-argument text."""
-    doc = inspect.cleandoc(doc or "")
+    description, params = _parsed_docstring(doc or "")
+    return description, dict(params)
+
+
+@lru_cache(maxsize=1024)  # the notebook's tools are made afresh every cell, from the same docstrings
+def _parsed_docstring(doc: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    doc = inspect.cleandoc(doc)
     lines = doc.splitlines()
     description: list[str] = []
     params: dict[str, str] = {}
@@ -166,7 +172,7 @@ def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
                 arg_indent = indent
             elif current and line.strip():
                 params[current] = (params[current] + " " + line.strip()).strip()
-    return "\n".join(description).strip(), params
+    return "\n".join(description).strip(), tuple(params.items())
 
 
 def _args_model(fn: Callable[..., Any], name: str, param_docs: dict[str, str]) -> type[BaseModel]:
