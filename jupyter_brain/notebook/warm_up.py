@@ -21,6 +21,7 @@ import logging
 import os
 import tempfile
 import threading
+import time
 
 # What every turn imports (the agent core, its tools, the view), in dependency order.
 MODULES = (
@@ -31,11 +32,13 @@ MODULES = (
     "jupyter_brain.widgets.text_view",
     "jupyter_brain.widgets.agent_view",
     "jupyter_brain.tools.rich_output",
+    "jupyter_brain.mcp",  # our MCP glue: its SDK loads only when mcp.json names a server
 )
 
 _started = threading.Lock()
 _thread: threading.Thread | None = None
 _done = threading.Event()
+seconds: float | None = None  # how long the warm-up took, once it is done (benchmarks)
 log = logging.getLogger("jupyter_brain.warm_up")
 
 
@@ -58,11 +61,14 @@ def wait(timeout: float | None = None) -> bool:
 
 
 def _run() -> None:
+    global seconds
+    start = time.perf_counter()
     try:
         warm_up()
     except Exception as exc:  # noqa: BLE001 - a warm-up never breaks the kernel; the turn does the work
         log.debug("warm-up stopped: %s", exc)
     finally:
+        seconds = time.perf_counter() - start
         _done.set()
 
 
