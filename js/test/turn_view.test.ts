@@ -76,3 +76,42 @@ describe("finished turn bundle", () => {
     expect((host.querySelector("details.jb-process") as HTMLDetailsElement).open).toBe(true);
   });
 });
+
+describe("the header of a turn", () => {
+  function header(events: AgentEvent[]): HTMLElement {
+    const host = document.createElement("div");
+    renderTurn(host, { version: 1, fold: "auto", status: "completed", transcript: events }, "");
+    vi.runAllTimers();
+    return host.querySelector(".jb-header") as HTMLElement;
+  }
+  const visible = (el: Element | null) => el !== null && !(el as HTMLElement).hidden;
+
+  it("numbers the turn in its session and names the provider and model", () => {
+    const [start, ...rest] = turn();
+    const h = header([{ ...start, turn_number: 3 } as AgentEvent, ...rest]);
+    expect(h.querySelector(".jb-h-turn")?.textContent).toBe("Turn 3");
+    expect(h.querySelector(".jb-h-model")?.textContent).toBe("scripted / m");
+    expect(visible(h.querySelector(".jb-h-replayed"))).toBe(false);
+  });
+
+  it("says a turn was replayed, naming the model that recorded it once", () => {
+    const [start, ...rest] = turn();
+    const h = header([{ ...start, provider: "replayed", model: "claude-x" } as AgentEvent, ...rest]);
+    expect(h.querySelector(".jb-h-model")?.textContent).toBe("claude-x");
+    expect(visible(h.querySelector(".jb-h-replayed"))).toBe(true);
+    expect(h.querySelector(".jb-h-replayed")?.textContent).toBe("replayed");
+    expect(h.textContent?.match(/replayed/g)?.length).toBe(1);
+    expect(h.querySelector(".jb-h-turn")?.textContent).toBe(""); // no number known: none shown
+  });
+
+  it("says where a replay went live, and why on hover", () => {
+    const [start, ...rest] = turn();
+    const why = "the recording of this cell no longer matches at step 2: the result of tool call 1 (run_python) changed";
+    const fallback = { type: "provider_fallback", step: 2, failed: "replayed:claude-x", next: "anthropic:claude-x", kind: "changed", message: why };
+    const h = header([{ ...start, provider: "replayed", model: "claude-x" } as AgentEvent, rest[0], fallback as AgentEvent, ...rest.slice(1)]);
+    const chip = h.querySelector(".jb-h-replayed") as HTMLElement;
+    expect(chip.textContent).toBe("live from step 2");
+    expect(chip.title).toBe(why);
+    expect(h.querySelector(".jb-h-model")?.textContent).toBe("anthropic / claude-x");
+  });
+});

@@ -99,8 +99,15 @@ def _answer(page, index: int) -> str:
 
 
 def _model(page, index: int) -> str:
-    """What the view's header names as provider / model."""
-    return _view(page, index).locator(".jb-h-model").inner_text().strip()
+    """What the view's header names as provider / model, and its replay chip when shown."""
+    header = _view(page, index).locator(".jb-header")
+    model = header.locator(".jb-h-model").inner_text().strip()
+    chip = header.locator(".jb-h-replayed")
+    return f"{model} ({chip.inner_text().strip()})" if chip.is_visible() else model
+
+
+def _turn_number(page, index: int) -> str:
+    return _view(page, index).locator(".jb-h-turn").inner_text().strip()
 
 
 def _output(page, index: int) -> str:
@@ -136,6 +143,7 @@ def test_run_edit_rerun_restart_run_all_save_reopen(lab, page, widget_state_save
     assert FIRST_ANSWER in _answer(page, _FIRST)
     assert "Revenue grew every month." in _answer(page, _SECOND)
     assert "best_month = Mar" in _output(page, _CHECK)
+    assert (_turn_number(page, _FIRST), _turn_number(page, _SECOND)) == ("Turn 1", "Turn 2")
     first_text = _view(page, _FIRST).inner_text()
     screenshot(page, "rerun_1_run_all")
 
@@ -156,7 +164,7 @@ def test_run_edit_rerun_restart_run_all_save_reopen(lab, page, widget_state_save
     # 2b. Run it again unchanged: it replays (no call), and the session holds it once.
     _run_cell(page, _SECOND)
     assert _calls(root) == 4
-    assert _model(page, _SECOND) == "replayed / scripted"
+    assert _model(page, _SECOND) == "scripted (replayed)"
     assert EDITED_ANSWER in _answer(page, _SECOND)
     assert _kernel(page, "print(_agent.replay)").strip() == "replayed"
     history = _kernel(page, "%agent history")
@@ -171,7 +179,7 @@ def test_run_edit_rerun_restart_run_all_save_reopen(lab, page, widget_state_save
     _run_cell(page, _FIRST)
     assert _calls(root) == 4
     assert FIRST_ANSWER in _answer(page, _FIRST)
-    assert _model(page, _FIRST) == "replayed / scripted"
+    assert _model(page, _FIRST) == "scripted (replayed)"
     history = _kernel(page, "%agent history")
     assert history.count("Which month sold best?") == 1, history
     assert history.count("Summarise the trend." + EDIT) == 1, history
@@ -191,8 +199,9 @@ def test_run_edit_rerun_restart_run_all_save_reopen(lab, page, widget_state_save
     assert _calls(root) == 4
     for index, answer in ((_FIRST, FIRST_ANSWER), (_SECOND, EDITED_ANSWER)):
         assert answer in _answer(page, index)
-        assert _model(page, index) == "replayed / scripted"
+        assert _model(page, index) == "scripted (replayed)"
     assert {i: _answer(page, i) for i in (_FIRST, _SECOND)} == before
+    assert (_turn_number(page, _FIRST), _turn_number(page, _SECOND)) == ("Turn 1", "Turn 2")  # a fresh session
     assert "best_month = Mar" in _output(page, _CHECK)
     assert _kernel(page, "print(best_month)").strip() == "Mar"
     screenshot(page, "rerun_3_restart_run_all")

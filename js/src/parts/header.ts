@@ -6,7 +6,9 @@ import type { AgentEvent, EventOf } from "../protocol";
 
 export class Header {
   readonly el: HTMLDivElement;
+  private readonly turn = h("span", "jb-h-turn");
   private readonly model = h("span", "jb-h-model");
+  private readonly replayed = h("span", { class: "jb-chip jb-h-replayed", title: "answered from the notebook's recording: no model call, no cost" }, "replayed");
   private readonly think = h("span", "jb-chip jb-h-think");
   private readonly strategy = h("span", "jb-chip jb-h-strategy");
   private readonly session = h("span", "jb-h-session");
@@ -24,7 +26,9 @@ export class Header {
     this.el = h(
       "div",
       "jb-header",
+      this.turn,
       this.model,
+      this.replayed,
       this.think,
       this.strategy,
       this.session,
@@ -33,7 +37,7 @@ export class Header {
       this.elapsed,
       this.badge,
     );
-    this.think.hidden = this.strategy.hidden = true;
+    this.think.hidden = this.strategy.hidden = this.replayed.hidden = true;
   }
 
   update(e: AgentEvent): void {
@@ -51,6 +55,12 @@ export class Header {
       case "provider_fallback": // a chain moved on: name the member that answers from now on
         setText(this.model, providerLabel(e.next));
         this.model.title = `${e.failed} failed (${e.kind}); ${e.next} answered`;
+        if (e.failed === "replayed" || e.failed.startsWith("replayed:")) {
+          // A replay that stopped matching: say so where the eye lands, and why on hover.
+          setText(this.replayed, `live from step ${e.step || 1}`);
+          this.replayed.title = e.message || e.kind || "the recording no longer matches";
+          this.replayed.hidden = false;
+        }
         break;
       case "turn_end":
         this.running = false;
@@ -63,8 +73,14 @@ export class Header {
   }
 
   private start(e: EventOf<"turn_start">): void {
-    setText(this.model, [e.provider, e.model].filter(Boolean).join(" / ") || "agent");
+    // A replayed turn names the model that made the recording, and says it was replayed.
+    const replayed = e.provider === "replayed";
+    setText(this.turn, e.turn_number ? `Turn ${e.turn_number}` : "");
+    setText(this.model, (replayed ? e.model : [e.provider, e.model].filter(Boolean).join(" / ")) || "agent");
     this.model.title = "";
+    setText(this.replayed, "replayed");
+    this.replayed.title = "answered from the notebook's recording: no model call, no cost";
+    this.replayed.hidden = !replayed;
     const think = e.think_level ?? "off";
     setText(this.think, `think ${think}`);
     this.think.hidden = think === "off" || think === "";
