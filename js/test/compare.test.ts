@@ -204,4 +204,18 @@ describe("compare widget errors", () => {
     model.commit({ rows: [{ strategy: "cot", run: 1, status: "error", steps: 0, error: "overloaded" }] });
     expect(el.querySelectorAll(".jb-error").length).toBe(1);
   });
+
+  it("shows an error once when the row arrives before the run's last batch", () => {
+    const { model, el } = compareModel({ columns: [{ key: "cot#1", strategy: "cot", run: 1, transcript: [], n: 0 }] });
+    model.commit({ rows: [{ strategy: "cot", run: 1, status: "error", steps: 0, error: "overloaded" }] });
+    expect(el.querySelectorAll(".jb-error").length).toBe(1); // the stand-in, until the stream has its own
+    const events: AgentEvent[] = [
+      { type: "turn_start", session_id: "s", user_message: "q" },
+      { type: "error", step: 1, kind: "other", message: "overloaded", recoverable: false },
+    ];
+    model.custom({ kind: "compare", batches: { "cot#1": { kind: "events", epoch: 0, start: 0, end: 2, events } } });
+    vi.advanceTimersByTime(500);
+    expect(el.querySelectorAll(".jb-error").length).toBe(1);
+    expect(el.textContent?.match(/overloaded/g)?.length).toBe(1);
+  });
 });

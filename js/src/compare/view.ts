@@ -5,6 +5,7 @@
 import { h, setText } from "../dom";
 import { renderMarkdown } from "../markdown";
 import { AgentRenderer, type RendererOptions } from "../renderer";
+import type { AgentEvent } from "../protocol";
 import type { EventStore } from "../store";
 import { ColumnFactsView, SECTIONS } from "./column";
 import type { Column, CompareState, Row, TreeData } from "./protocol";
@@ -19,14 +20,12 @@ class ColumnView {
   readonly status: HTMLElement;
   readonly button: HTMLButtonElement;
   private readonly errorSlot: HTMLElement;
-  private readonly body: HTMLElement;
   private readonly facts: ColumnFactsView;
   private readonly renderer: AgentRenderer;
   private readonly unsubscribe: () => void;
 
-  constructor(col: Column, store: EventStore, opts: CompareOptions) {
+  constructor(col: Column, private readonly store: EventStore, opts: CompareOptions) {
     const body = h("div", "jb-compare-body");
-    this.body = body;
     this.status = h("span", "jb-compare-status", "running");
     this.button = h("button", { class: "jb-mark-best", type: "button", title: "record this answer as the best" }, "Mark best");
     this.button.addEventListener("click", () => opts.onMarkBest?.(col.strategy, col.run));
@@ -61,9 +60,16 @@ class ColumnView {
     this.facts.reset(events);
     const unRenderer = store.subscribe(this.renderer);
     const unFacts = store.subscribe(this.facts);
+    // The run's own error card, once its event is in the store, replaces the stand-in
+    // `finished` may have shown first (the row can arrive before the events' last batch).
+    const dropStandIn = (evs: AgentEvent[]) => {
+      if (evs.some((e) => e.type === "error")) this.errorSlot.replaceChildren();
+    };
+    const unError = store.subscribe({ append: dropStandIn, reset: dropStandIn });
     this.unsubscribe = () => {
       unRenderer();
       unFacts();
+      unError();
     };
   }
 
@@ -73,7 +79,8 @@ class ColumnView {
     this.facts.setTree(tree);
     this.facts.finished(row);
     // A run that raised before any event has no error card in its stream: show it here.
-    const shown = this.errorSlot.firstChild !== null || this.body.querySelector(".jb-error") !== null;
+    // Decided from the events, not the page: the steps may not be painted yet on a busy machine.
+    const shown = this.errorSlot.firstChild !== null || this.store.events.some((e) => e.type === "error");
     if (row?.error && row.status === "error" && !shown) {
       this.errorSlot.append(
         h("div", { class: "jb-card jb-error jb-fatal", role: "alert" }, h("div", "jb-card-title", "⚠ Error"), h("div", "jb-error-message", String(row.error))),
