@@ -44,7 +44,7 @@ def read_result(block: dict[str, Any]) -> ResultReading:
         document = content.get("content")
         title = str(document.get("title") or "") if isinstance(document, dict) else ""
         return ResultReading(summary=f"fetched {content.get('url', '')}" + (f" ({title})" if title else ""))
-    text = content.get("content")
+    text = content.get("content") if isinstance(content.get("content"), str) else content.get("text")
     name = kind.removeprefix("text_editor_code_execution_").removesuffix("_result") or "result"
     return ResultReading(summary=name + (f"\n{_short(text)}" if isinstance(text, str) and text else ""))
 
