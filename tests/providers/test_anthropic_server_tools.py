@@ -15,12 +15,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anthropic
 import pytest
 
 from jupyter_brain.agent.events import EventLog, TextDelta, ToolCallEnd, ToolCallStart
 from jupyter_brain.agent.harness import AgentHarness
 from jupyter_brain.agent.tools import AgentToolRegistry, tool
 from jupyter_brain.providers.anthropic import AnthropicProvider
+from jupyter_brain.providers.base import ProviderError
 from tests.providers.replay import Body, Recording, ReplayServer, recording
 
 BM25 = recording("anthropic/vercel-tool-search-bm25")
@@ -166,3 +168,42 @@ def test_calls_made_by_the_servers_code_go_back_with_their_caller(tmp_path: Path
     assert [e.name for e in server] == ["code_execution"]
     [end] = [e for e in events if isinstance(e, ToolCallEnd) and e.call_id == server[0].call_id]
     assert end.result_preview.startswith("run by the provider's server (anthropic): return code 0\n=== DICE GAME")
+
+
+def without_delta_input(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """message_delta usage as older API versions sent it: output tokens only."""
+    return [{**e, "usage": {"output_tokens": e["usage"]["output_tokens"]}} if e["type"] == "message_delta" else e
+            for e in events]
+
+
+CONTINUED = [recording(f"anthropic/vercel-{name}") for name in (
+    "tool-search-bm25", "tool-search-regex", "tool-search-deferred-bm25", "tool-search-deferred-regex",
+    "programmatic-tool-calling")]
+USAGE_CASES = [(rec.id, rec.body()) for rec in CONTINUED] + [
+    ("bm25, deltas without input tokens", as_body(without_delta_input(payloads(BM25))))]
+
+
+@pytest.mark.parametrize("body", [b for _, b in USAGE_CASES], ids=[i for i, _ in USAGE_CASES])
+def test_usage_of_a_continued_answer_is_what_the_sdks_own_accumulator_reports(body: bytes) -> None:
+    with ReplayServer(anthropic=True) as server:
+        server.push(Body(body), Body(body))
+        client = anthropic.Anthropic(api_key="sk-ant-replay", base_url=server.url, max_retries=0)
+        with client.messages.stream(model="claude-recorded", max_tokens=64, messages=[{"role": "user", "content": "hi"}]) as sdk:
+            usage = sdk.get_final_message().usage
+        provider = AnthropicProvider("claude-recorded", api_key="sk-ant-replay", base_url=server.url, max_retries=0)
+        [*_, done] = provider.generate_stream([{"role": "user", "content": "hi"}], [], timeout_s=30)
+    assert done.result is not None
+    ours = done.result.usage
+    assert (ours.input_tokens, ours.output_tokens, ours.cache_read_tokens, ours.cache_creation_tokens) == (
+        usage.input_tokens, usage.output_tokens, usage.cache_read_input_tokens or 0, usage.cache_creation_input_tokens or 0)
+
+
+def test_a_stream_cut_inside_a_later_message_is_a_cut_stream_not_an_answer() -> None:
+    events = payloads(BM25)
+    last_stop = max(i for i, e in enumerate(events) if e["type"] == "message_delta")
+    with ReplayServer(anthropic=True) as server:
+        server.push(Body(as_body(events[:last_stop])))
+        provider = AnthropicProvider("claude-recorded", api_key="sk-ant-replay", base_url=server.url, max_retries=0)
+        with pytest.raises(ProviderError) as caught:
+            list(provider.generate_stream([{"role": "user", "content": "hi"}], [], timeout_s=30))
+    assert caught.value.kind == "connection"  # the first message ended; the answer had not
