@@ -146,19 +146,19 @@ def test_recorded_stream(rec: Recording) -> None:
         assert isinstance(outcome, ProviderResult), repr(outcome)
         assert_result(rec, outcome, expect)
         cut = before_last_start(rec)
-        # a spliced stream: what the first attempt showed, then the attempt the result holds
-        spliced = cut is not None and isinstance(cut[1], ProviderError)
-        shown = cut[0] if cut is not None and spliced else []
+        shown: list[StreamEvent] = []
         if cut is not None and isinstance(cut[1], ProviderError):
+            # a spliced stream: what the first attempt showed, then the attempt the result holds
             assert cut[1].kind == "connection", cut[1]  # a cut stream
-        assert events[: len(shown)] == shown
+            shown = cut[0]
+            assert events[: len(shown)] == shown
+        elif cut is not None:
+            # a response that went on in a further message: nothing shown before is taken back
+            assert events[: len(cut[0])] == cut[0] and len(events) > len(cut[0])
         if "abandoned" in expect:
             assert_shown(shown, expect["abandoned"])
         else:
             assert shown == []
-        if cut is not None and isinstance(cut[1], ProviderResult):
-            # a response that went on: nothing the earlier messages showed is taken back
-            assert events[: len(cut[0])] == cut[0] and len(events) > len(cut[0])
         assert_events_add_up(events[len(shown) :], outcome)
     assert expect.unread() == [], f"{rec.id}: the sidecar expects what this test never checks"
 
