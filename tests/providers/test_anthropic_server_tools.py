@@ -164,8 +164,11 @@ def test_calls_made_by_the_servers_code_go_back_with_their_caller(tmp_path: Path
     assert len(calls) == 14
     assert {json.dumps(b["caller"], sort_keys=True) for b in calls} == {
         json.dumps({"type": "code_execution_20250825", "tool_id": "srvtoolu_01MzSrFWsmzBdcoQkGWLyRjK"}, sort_keys=True)}
+    answered = [b["tool_use_id"] for b in sent[1]["messages"][2]["content"] if b["type"] == "tool_result"]
+    assert sorted(answered) == sorted(b["id"] for b in calls)  # every call of the code answered, once
     server = [e for e in events if isinstance(e, ToolCallStart) and e.by_server]
     assert [e.name for e in server] == ["code_execution"]
+    assert server[0].call_id not in answered
     [end] = [e for e in events if isinstance(e, ToolCallEnd) and e.call_id == server[0].call_id]
     assert end.result_preview.startswith("run by the provider's server (anthropic): return code 0\n=== DICE GAME")
 
