@@ -95,6 +95,25 @@ describe("tool timeline", () => {
     expect(q(".jb-tool-args code.language-python")?.textContent).toBe("1");
   });
 
+  it("marks a call the provider's server ran, and leaves our own calls unmarked", () => {
+    const { r, q } = make();
+    r.append([
+      start,
+      { type: "tool_call_start", step: 1, call_id: "srvtoolu_1", name: "tool_search_tool_bm25", by_server: true },
+      { type: "tool_call_args", step: 1, call_id: "srvtoolu_1", name: "tool_search_tool_bm25", arguments: { query: "weather" } },
+      { type: "tool_call_end", step: 1, call_id: "srvtoolu_1", name: "tool_search_tool_bm25", status: "ok",
+        result_preview: "run by the provider's server (anthropic): found 1 tool: get_weather" },
+      { type: "tool_call_start", step: 1, call_id: "toolu_2", name: "get_weather" },
+    ]);
+    const server = q('.jb-tool[data-call-id="srvtoolu_1"]');
+    expect(server?.classList.contains("jb-tool-server")).toBe(true);
+    expect(server?.querySelector(".jb-tool-by-server")?.textContent).toBe("server");
+    expect(server?.textContent).toContain("found 1 tool: get_weather");
+    const ours = q('.jb-tool[data-call-id="toolu_2"]');
+    expect(ours?.classList.contains("jb-tool-server")).toBe(false);
+    expect(ours?.querySelector(".jb-tool-by-server")).toBeNull();
+  });
+
   it("shows the artifact handle of a large output", () => {
     const { r, q } = make();
     r.append([

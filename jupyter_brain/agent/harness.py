@@ -40,6 +40,7 @@ from .integrations.memory import MemoryIntegration
 from .integrations.recording import RecordingIntegration
 from .integrations.request_log import RequestLogIntegration
 from .integrations.runtime import RuntimeIntegration
+from .integrations.server_tools import ServerToolsIntegration
 from .integrations.thinking_phase import ThinkingPhaseIntegration
 from .integrations.tracing import TracingIntegration
 from .integrations.web import WebIntegration
@@ -189,6 +190,8 @@ class AgentHarness:
             DecisionRecording(decision_store) if decision_store is not None else None,
             ToolLearning(autonomous_research_learner) if autonomous_research_learner is not None else None,
             WebIntegration(web_search, self.artifacts.root),
+            # the provider's own calls (server tools) as tool rows
+            ServerToolsIntegration(),
             MemoryIntegration(memory_retriever, memory_extractor) if memory_on else None,
             RuntimeIntegration(),
             ContextPackIntegration(),

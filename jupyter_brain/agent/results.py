@@ -41,6 +41,7 @@ class ToolCallRecord(BaseModel):
     artifact: str | None = None
     error: str | None = None
     images: list[str] = Field(default_factory=list)  # as on ToolCallEnd (data URLs)
+    by_server: bool = False  # the provider ran it on its servers (a server tool), not the harness
 
 
 class TurnResult(BaseModel):

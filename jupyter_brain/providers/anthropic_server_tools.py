@@ -1,5 +1,6 @@
-"""Anthropic's server-side web search: the tool to offer, its blocks in an answer, and
-those blocks sent back.
+"""Anthropic's server tools: the web search to offer, the server tools' blocks in an
+answer (web search, tool search, code execution, the MCP connector), and those blocks sent
+back.
 
 An answer that used the ``web_search`` server tool holds blocks the client never runs:
 ``server_tool_use`` (the query), ``web_search_tool_result`` (pages, their content
@@ -15,11 +16,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from .anthropic_server_results import read_result
 from .base import Message, ProviderResult, ServerToolUse, ToolSchema, WebCitation
 
 WEB_SEARCH_TOOL_TYPE = "web_search_20250305"
 DEFAULT_MAX_USES = 5
 NATIVE = "anthropic"  # the ``provider`` tag of the native content this module writes and reads
+SERVER_CALLS = ("server_tool_use", "mcp_tool_use")  # calls the API ran itself (MCP: its connector)
 
 
 def web_search_tool(max_uses: int = DEFAULT_MAX_USES) -> ToolSchema:
@@ -46,14 +49,15 @@ def keep_block(block: dict[str, Any]) -> dict[str, Any] | None:
     kind = block.get("type")
     if kind in ("thinking", "redacted_thinking"):
         return None
-    if kind == "tool_use":
-        return {"type": "tool_use", "id": block.get("id", "")}
+    if kind == "tool_use":  # with its caller: a call made by the server's code goes back as one
+        kept = {"type": "tool_use", "id": block.get("id", "")}
+        return {**kept, "caller": as_dict(block["caller"])} if block.get("caller") else kept
     if kind == "text":
         kept = {"type": "text", "text": block.get("text") or ""}
         if block.get("citations"):
             kept["citations"] = [as_dict(c) for c in block["citations"]]
         return kept
-    if kind == "server_tool_use" or (isinstance(kind, str) and kind.endswith("_tool_result")):
+    if kind in SERVER_CALLS or (isinstance(kind, str) and kind.endswith("_tool_result")):
         return block
     return None  # e.g. a gateway's "fallback" marker: informational, never sent back
 
@@ -76,10 +80,11 @@ def apply_native(result: ProviderResult, blocks: Iterable[dict[str, Any]]) -> Pr
 
 
 def server_tools_of(blocks: list[dict[str, Any]]) -> list[ServerToolUse]:
+    """The server's own calls in an answer, each with its result read (``read_result``)."""
     uses: dict[str, ServerToolUse] = {}
     for block in blocks:
         kind = block.get("type")
-        if kind == "server_tool_use":
+        if kind in SERVER_CALLS:
             raw = block.get("input")
             uses[str(block.get("id", ""))] = ServerToolUse(
                 id=str(block.get("id", "")), name=str(block.get("name", "")),
@@ -89,14 +94,8 @@ def server_tools_of(blocks: list[dict[str, Any]]) -> list[ServerToolUse]:
             use = uses.get(str(block.get("tool_use_id", "")))
             if use is None:
                 continue
-            content = block.get("content")
-            if isinstance(content, list):
-                use.results = [
-                    {"url": str(r.get("url", "")), "title": str(r.get("title") or ""), "page_age": r.get("page_age")}
-                    for r in content if isinstance(r, dict) and r.get("url")
-                ]
-            elif isinstance(content, dict):
-                use.error = str(content.get("error_code") or content.get("type") or "error")
+            reading = read_result(block)
+            use.results, use.error, use.summary = reading.results, reading.error, reading.summary
     return list(uses.values())
 
 
@@ -131,7 +130,8 @@ def native_blocks(message: Message, tool_use: Callable[[dict[str, Any]], dict[st
     for block in blocks:
         kind = block.get("type")
         if kind == "tool_use":
-            wire.append(tool_use(calls[str(block.get("id", ""))]))
+            call_block = tool_use(calls[str(block.get("id", ""))])
+            wire.append({**call_block, "caller": dict(block["caller"])} if block.get("caller") else call_block)
         elif kind == "text" and not block.get("citations") and not str(block.get("text") or "").strip():
             continue
         else:

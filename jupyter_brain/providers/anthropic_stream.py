@@ -5,8 +5,14 @@ Shapes met in real streams, not only in the API reference:
 - the final event can arrive without its terminating blank line, so the SDK never
   delivers ``message_stop``; a ``message_delta`` that carried the stop reason already
   makes the message complete (the SDK's own accumulator accepts it the same way);
-- a gateway that splices in a fallback sends a second ``message_start`` in one stream:
-  the earlier attempt's blocks are dropped, so no half-streamed tool call survives;
+- a gateway that splices in a fallback sends a second ``message_start`` in one stream
+  while the first message is still open: the earlier attempt's blocks are dropped, so no
+  half-streamed tool call survives; the same ``message_start`` repeated is ignored;
+- server tools (tool search, programmatic tool calling with code execution) send further
+  messages in one response: a ``message_start`` after the last message ended continues
+  the same answer (``_on_message_start``): its blocks are added after the earlier ones
+  (their indexes start at 0 again), blocks it already holds (a deferred tool call) are
+  read as whole blocks, and the text streamed is the text the result holds;
 - a stream cut by ``max_tokens`` inside a ``tool_use`` block leaves that block open:
   the call is returned with ``truncated=True`` and its partial JSON, never as a call
   with empty arguments;
@@ -23,10 +29,12 @@ Shapes met in real streams, not only in the API reference:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
+from types import SimpleNamespace
 from typing import Any
 
-from jupyter_brain.providers.anthropic_server_tools import apply_native, as_dict, keep_block
+from jupyter_brain.providers.anthropic_server_tools import SERVER_CALLS, apply_native, as_dict, keep_block
 from jupyter_brain.providers.base import (
     Message,
     ProviderError,
@@ -74,10 +82,13 @@ class StreamAssembler:
         self.model = model
         self.request = (messages or [], tools or [])
         self.started = False
+        self.message_id: str | None = None
+        self.message_no = 0  # messages this response continued over (server tools)
         self._reset()
 
     def _reset(self) -> None:
-        self.blocks: dict[int, dict[str, Any]] = {}
+        # keyed by (message number, block index): each message numbers its blocks from 0
+        self.blocks: dict[tuple[int, int], dict[str, Any]] = {}
         self.text: list[str] = []
         self.thinking: list[ThinkingBlock] = []
         self.tool_calls: list[ToolCall] = []
@@ -129,18 +140,44 @@ class StreamAssembler:
     # -- events ----------------------------------------------------------------------
 
     def _on_message_start(self, event: Any) -> Iterator[StreamEvent]:
-        if self.started:
-            self._reset()  # a spliced-in second message: its blocks replace the first's
-        self.started = True
         message = event.message
+        message_id = getattr(message, "id", None)
+        if self.started and not (self.finished or self.stop_seen):  # the message is still open
+            if message_id and message_id == self.message_id:
+                return  # the same message_start repeated (a gateway quirk): nothing new
+            self._reset()  # a spliced-in second attempt: its blocks replace the first's
+            self._take_usage(getattr(message, "usage", None))
+        elif self.started:
+            # The response goes on in another message (server tools). Usage follows the
+            # anthropic SDK's accumulator (lib/streaming/_messages.py ``accumulate_event``):
+            # it ignores a later message_start (its usage included), and each
+            # message_delta's cumulative figures overwrite the ones before. Its blocks we
+            # do not follow: the SDK indexes them into the first message's list.
+            self.message_no += 1
+            self.finished = self.stop_seen = self.paused = False
+        else:
+            self._take_usage(getattr(message, "usage", None))
+        self.started = True
+        self.message_id = message_id
         self.model = getattr(message, "model", None) or self.model
-        self._take_usage(getattr(message, "usage", None))
-        return iter(())
+        reason = getattr(message, "stop_reason", None)
+        if reason:  # a message that came whole (a deferred tool call) says its stop reason here
+            self.stop_reason = STOP_REASONS.get(reason, "other")
+            self.stop_seen = True
+        for position, block in enumerate(getattr(message, "content", None) or ()):
+            yield from self._whole_block((self.message_no, -1 - position), block)
+
+    def _whole_block(self, key: tuple[int, int], block: Any) -> Iterator[StreamEvent]:
+        """A block the message_start already holds whole: started, its input given, stopped."""
+        yield from self._start_block(key, block)
+        yield from self._on_content_block_stop(SimpleNamespace(index=key[1]))
 
     def _on_content_block_start(self, event: Any) -> Iterator[StreamEvent]:
-        block = event.content_block
+        return self._start_block((self.message_no, event.index), event.content_block)
+
+    def _start_block(self, key: tuple[int, int], block: Any) -> Iterator[StreamEvent]:
         state: dict[str, Any] = {"type": block.type}
-        self.blocks[event.index] = state
+        self.blocks[key] = state
         if block.type == "text":
             state.update(text=block.text or "", citations=[as_dict(c) for c in getattr(block, "citations", None) or ()])
             if block.text:
@@ -157,6 +194,8 @@ class StreamAssembler:
             yield StreamEvent(type="thinking_end", index=len(self.thinking) - 1)
         elif block.type == "tool_use":
             state.update(id=block.id, name=block.name, json="", ordinal=len(self.tool_calls))
+            if getattr(block, "caller", None) is not None:  # programmatic tool calling: who called it
+                state["caller"] = as_dict(block.caller)
             self.tool_calls.append(ToolCall(id=block.id, name=block.name))
             yield StreamEvent(
                 type="tool_call_start",
@@ -164,13 +203,18 @@ class StreamAssembler:
                 name=block.name,
                 index=state["ordinal"],
             )
-        elif block.type == "server_tool_use":
+            given = getattr(block, "input", None)
+            if given:  # a call the server's code made comes whole, its input at the start
+                state["json"] = json.dumps(given)
+                yield StreamEvent(type="tool_call_args", text=state["json"], tool_call_id=block.id,
+                                  name=block.name, index=state["ordinal"])
+        elif block.type in SERVER_CALLS:
             state.update(block=as_dict(block), json="")
         else:  # a server tool's result (complete at its start) or another block to send back
             state["block"] = as_dict(block)
 
     def _on_content_block_delta(self, event: Any) -> Iterator[StreamEvent]:
-        state = self.blocks.get(event.index)
+        state = self.blocks.get((self.message_no, event.index))
         delta = event.delta
         if state is None:
             return
@@ -180,7 +224,7 @@ class StreamAssembler:
             yield StreamEvent(type="text", text=delta.text)
         elif delta.type == "citations_delta" and state["type"] == "text":
             state["citations"].append(as_dict(delta.citation))
-        elif delta.type == "input_json_delta" and state["type"] == "server_tool_use":
+        elif delta.type == "input_json_delta" and state["type"] in SERVER_CALLS:
             state["json"] += delta.partial_json
         elif delta.type == "thinking_delta" and state["type"] == "thinking":
             state["text"] += delta.thinking
@@ -200,7 +244,7 @@ class StreamAssembler:
                 )
 
     def _on_content_block_stop(self, event: Any) -> Iterator[StreamEvent]:
-        state = self.blocks.get(event.index)
+        state = self.blocks.get((self.message_no, event.index))
         if state is None or state.get("closed"):
             return
         state["closed"] = True
@@ -242,8 +286,8 @@ class StreamAssembler:
             if kind == "text":
                 block: dict[str, Any] = {"type": "text", "text": state["text"], "citations": state["citations"]}
             elif kind == "tool_use":
-                block = {"type": "tool_use", "id": state["id"]}
-            elif kind == "server_tool_use":
+                block = {"type": "tool_use", "id": state["id"], **({"caller": state["caller"]} if "caller" in state else {})}
+            elif kind in SERVER_CALLS:
                 arguments, _ = parse_arguments(state["json"])
                 block = {**state["block"], "input": arguments if state["json"] else state["block"].get("input", {})}
             elif "block" in state:

@@ -153,14 +153,17 @@ class WebCitation(BaseModel):
 
 
 class ServerToolUse(BaseModel):
-    """A tool the provider ran on its own servers during the call (Anthropic's web search):
-    what it was asked and what came back (``results``: ``{url, title, page_age}``)."""
+    """A tool the provider ran on its own servers during the call (Anthropic's web search,
+    tool search, code execution): what it was asked and what came back (``results``: a web
+    search's ``{url, title, page_age}``; ``summary``: a short reading of any result, for the
+    timeline). Never run by us, never answered by us."""
 
     id: str
     name: str
     input: dict[str, Any] = Field(default_factory=dict)
     results: list[dict[str, Any]] = Field(default_factory=list)
     error: str | None = None
+    summary: str = ""
 
 
 # "refusal": the model (or the API's safety layer) declined; ``ProviderResult.refusal``

@@ -5,8 +5,12 @@ what the sidecar's ``expect`` says a reader of the events finds (text, thinking,
 calls with arguments, usage, stop reason, refusal), and the streamed events must add up
 to the result. ``usage_raw`` is the usage a Chat Completions stream itself reports: it must
 be what the recorded bytes say, and the provider's ``Usage`` must follow from it. A stream
-a gateway spliced (a second ``message_start``) first shows the abandoned attempt
-(``abandoned``), then events that add up to the result; a stream that ends in an error
+a gateway spliced (a second ``message_start`` while the first message is open) first shows
+the abandoned attempt (``abandoned``), then events that add up to the result; a response
+that goes on in a further message after one ended (Anthropic's server tools) keeps what the
+earlier messages showed, and all its events add up to the result (its text is every
+message's text); ``server_tools`` are the calls the server ran itself (never tool calls of
+ours), with their input and the start of their result's summary; a stream that ends in an error
 (``error_kind``) shows ``text_before_error`` first. Every key of ``expect`` is read: one
 this test does not check fails it. Behaviours that need a stream changed or a second
 request are in ``test_recorded_behaviours.py``.
@@ -72,16 +76,16 @@ def replay(rec: Recording, body: bytes | None = None) -> tuple[list[StreamEvent]
     return events, outcome
 
 
-def abandoned_attempt(rec: Recording) -> list[StreamEvent]:
-    """What the stream showed before its last ``message_start`` (a gateway splicing in a
-    fallback, or repeating the start): the events of the body cut just before it."""
+def before_last_start(rec: Recording) -> tuple[list[StreamEvent], ProviderResult | ProviderError] | None:
+    """The stream cut just before its last ``message_start`` (None: it has only one). It
+    ends in a connection error when that start came into an open message (a gateway
+    splicing in a fallback, or repeating the start), in a result when the message before
+    it had ended (a server-tool response going on)."""
     body = rec.body()
     starts = [m.start() for m in re.finditer(rb"^event: message_start$", body, re.MULTILINE)]
     if rec.protocol != "anthropic" or len(starts) < 2:
-        return []
-    events, outcome = stream(rec, body[: starts[-1]])
-    assert isinstance(outcome, ProviderError) and outcome.kind == "connection", outcome  # a cut stream
-    return events
+        return None
+    return stream(rec, body[: starts[-1]])
 
 
 class Expected:
@@ -141,9 +145,16 @@ def test_recorded_stream(rec: Recording) -> None:
     else:
         assert isinstance(outcome, ProviderResult), repr(outcome)
         assert_result(rec, outcome, expect)
-        # a spliced stream: what the first attempt showed, then the attempt the result holds
-        shown = abandoned_attempt(rec)
-        assert events[: len(shown)] == shown
+        cut = before_last_start(rec)
+        shown: list[StreamEvent] = []
+        if cut is not None and isinstance(cut[1], ProviderError):
+            # a spliced stream: what the first attempt showed, then the attempt the result holds
+            assert cut[1].kind == "connection", cut[1]  # a cut stream
+            shown = cut[0]
+            assert events[: len(shown)] == shown
+        elif cut is not None:
+            # a response that went on in a further message: nothing shown before is taken back
+            assert events[: len(cut[0])] == cut[0] and len(events) > len(cut[0])
         if "abandoned" in expect:
             assert_shown(shown, expect["abandoned"])
         else:
@@ -196,6 +207,21 @@ def assert_result(rec: Recording, result: ProviderResult, expect: Expected) -> N
         assert result.refusal == (REFUSAL_NOTE if expect["refusal"] == "<note>" else expect["refusal"])
     else:
         assert result.refusal is None
+    assert_server_tools(result, expect.get("server_tools", []))
+
+
+def assert_server_tools(result: ProviderResult, want: list[Expected]) -> None:
+    """The calls the server ran: named, with their input and result; never our tool calls."""
+    assert [u.name for u in result.server_tools] == [w["name"] for w in want]
+    for use, expected in zip(result.server_tools, want, strict=True):
+        assert use.input == expected.whole("input")
+        assert use.summary.startswith(expected["summary_start"]), use.summary[:200]
+        assert use.error is None and use.id.startswith("srvtoolu_")
+    assert not {u.id for u in result.server_tools} & {c.id for c in result.tool_calls}
+    if result.server_tools:  # their blocks go back in the next request as they came
+        assert result.native_content is not None
+        kept = [b for b in result.native_content["blocks"] if b["type"] == "server_tool_use"]
+        assert [b["id"] for b in kept] == [u.id for u in result.server_tools]
 
 
 def assert_shown(events: list[StreamEvent], want: Expected) -> None:

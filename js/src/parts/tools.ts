@@ -30,6 +30,15 @@ class ToolRow {
     );
   }
 
+  /** A call the provider ran on its own servers (a server tool): marked, never run here. */
+  markServer(): void {
+    if (this.el.classList.contains("jb-tool-server")) return;
+    this.el.classList.add("jb-tool-server");
+    const badge = h("span", "jb-tool-by-server", "server");
+    badge.title = "run by the provider's server, not in this kernel";
+    this.meta.before(badge);
+  }
+
   /** Streamed argument JSON: code is shown decoded as it arrives (no JSON, no escapes). */
   argsDelta(delta: string): void {
     if (this.hasArgs) return;
@@ -97,7 +106,8 @@ export class ToolTimeline {
   }
 
   start(e: EventOf<"tool_call_start">): void {
-    this.row(e.call_id, e.name);
+    const row = this.row(e.call_id, e.name);
+    if (e.by_server) row.markServer();
   }
 
   argsDelta(e: EventOf<"tool_call_args_delta">): void {

@@ -82,6 +82,9 @@ class ToolCallStart(EventBase):
     step: int
     call_id: str
     name: str
+    # A call the provider ran on its own servers (a server tool): shown, never run or
+    # answered by the harness.
+    by_server: bool = False
 
 
 class ToolCallArgsDelta(EventBase):

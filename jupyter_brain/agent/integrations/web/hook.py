@@ -19,11 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ....providers.base import ProviderResult, ServerToolUse
+from ....providers.base import ProviderResult
 from ....providers.capabilities import server_web_search
-from ...events import ErrorEvent, ToolCallArgs, ToolCallEnd, ToolCallStart
+from ...events import ErrorEvent
 from ...hooks import ToolOffer, TurnContext, TurnHook
-from ...results import ToolCallRecord
 from ...tools import ToolError, ToolSpec, tool
 from ...web.pages import html_to_text, pages_folder, save_page
 from ...web.search import NO_WEB_SEARCH, WEB_TOOL, WebResult, WebSearchError, for_model, read_results
@@ -88,9 +87,7 @@ class WebHook(TurnHook):
         if self.path not in ("server", "function"):
             return result
         self.texts.append(result.text)
-        if self.path == "server":
-            for use in result.server_tools:
-                self._show_server_search(ctx, use, step)
+        if self.path == "server":  # its searches are rows of the server_tools integration
             self._cite([{"url": c.url, "title": c.title} for c in result.citations])
         else:
             self._cite_found()
@@ -99,20 +96,6 @@ class WebHook(TurnHook):
         for message in unsaved:
             ctx.emit(ErrorEvent(step=step, kind="web_search", message=message, recoverable=True))
         return result
-
-    # the server's search --------------------------------------------------------------
-    def _show_server_search(self, ctx: TurnContext, use: ServerToolUse, step: int) -> None:
-        status = "error" if use.error else "ok"
-        found = [f"[{i}] {' '.join(r['title'].split()) or r['url']} — {r['url']}" for i, r in enumerate(use.results, 1)]
-        count = f"{len(found)} result{'s' * (len(found) != 1)}" if found else "no results"
-        preview = "\n".join([f"searched by the provider ({ctx.provider_name}): {count}", *found])
-        ctx.emit(ToolCallStart(step=step, call_id=use.id, name=use.name))
-        ctx.emit(ToolCallArgs(step=step, call_id=use.id, name=use.name, arguments=use.input))
-        ctx.emit(ToolCallEnd(step=step, call_id=use.id, name=use.name, status=status,
-                             result_preview="" if use.error else preview,
-                             error=f"the provider's web search failed: {use.error}" if use.error else None))
-        ctx.add_tool_call(ToolCallRecord(call_id=use.id, name=use.name, arguments=use.input, status=status,
-                                         output=preview, step=step, error=use.error))
 
     # the user's function --------------------------------------------------------------
     def _tool(self) -> ToolSpec:
