@@ -8,5 +8,9 @@ export default defineConfig({
     // beside) takes far beyond vitest's 5 s for a jsdom test or its 10 s for a hook.
     testTimeout: 120_000,
     hookTimeout: 120_000,
+    // One worker thread for all files: vitest gives a worker 60 s to start, which a
+    // forked worker per file missed on a loaded 2-core machine (a failed run, not a test).
+    pool: "threads",
+    maxWorkers: 1,
   },
 });
