@@ -1,0 +1,90 @@
+"""Each run starts from the same state: its own copy of the user's namespace.
+
+``copy_namespace`` deep-copies the user's variables (one memo for all of them, so two
+names for one object stay one object in the copy); a value that cannot be deep-copied is
+shallow-copied, and one that cannot be copied at all is shared. Modules, functions,
+classes and other callables are always shared (code, not state), and so are the names
+the caller says are not the user's (the kernel's own: ``In``, ``Out``, ``get_ipython`` …)
+and names that begin with ``_`` (IPython's output history: ``_``, ``_5``, ``_i5``).
+
+A shared or shallow-copied value can still be changed in place by a run. DSEval's
+"namespace intact" check catches that: ``NamespaceSnapshot`` fingerprints the user's
+variables before the runs (pickled bytes, hashed), and ``changes`` names those added,
+removed or changed afterwards. A value that cannot be pickled is compared by identity.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import inspect
+import pickle
+import types
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def is_shared(name: str, value: Any, kernel_names: Iterable[str] = ()) -> bool:
+    """Shared as-is by every run: code, IPython's history and the kernel's own names."""
+    if name.startswith("_") or name in set(kernel_names):
+        return True
+    return isinstance(value, types.ModuleType) or inspect.isclass(value) or callable(value)
+
+
+@dataclass
+class NamespaceCopy:
+    """One run's namespace and what could not be deep-copied (``shallow``, ``shared``)."""
+
+    namespace: dict[str, Any]
+    shallow: list[str] = field(default_factory=list)
+    shared: list[str] = field(default_factory=list)
+
+
+def copy_namespace(user_ns: Mapping[str, Any], kernel_names: Iterable[str] = ()) -> NamespaceCopy:
+    """A copy of ``user_ns`` for one run (see the module docstring for what is shared)."""
+    kernel = set(kernel_names)
+    memo: dict[int, Any] = {}
+    out = NamespaceCopy({})
+    for name, value in list(user_ns.items()):
+        if is_shared(name, value, kernel):
+            out.namespace[name] = value
+            continue
+        try:
+            out.namespace[name] = copy.deepcopy(value, memo)
+        except Exception:  # noqa: BLE001 - locks, sockets, generators: try a shallow copy
+            try:
+                out.namespace[name] = copy.copy(value)
+                out.shallow.append(name)
+            except Exception:  # noqa: BLE001 - cannot be copied at all: shared
+                out.namespace[name] = value
+                out.shared.append(name)
+    return out
+
+
+def _fingerprint(value: Any) -> str:
+    try:
+        return hashlib.sha256(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)).hexdigest()
+    except Exception:  # noqa: BLE001 - unpicklable: compared by identity only
+        return f"id:{id(value)}"
+
+
+@dataclass(frozen=True)
+class NamespaceSnapshot:
+    """The user's variables (not code, not the kernel's names) as fingerprints."""
+
+    prints: dict[str, str]
+
+    @classmethod
+    def take(cls, user_ns: Mapping[str, Any], kernel_names: Iterable[str] = ()) -> NamespaceSnapshot:
+        kernel = set(kernel_names)
+        return cls({name: _fingerprint(value) for name, value in list(user_ns.items())
+                    if not is_shared(name, value, kernel)})
+
+    def changes(self, user_ns: Mapping[str, Any], kernel_names: Iterable[str] = ()) -> list[str]:
+        """What differs now: ``"x (added)"``, ``"df (changed)"``, ``"y (removed)"``; [] when intact."""
+        now = NamespaceSnapshot.take(user_ns, kernel_names).prints
+        changed = [f"{n} (changed)" for n, fp in self.prints.items() if n in now and now[n] != fp]
+        removed = [f"{n} (removed)" for n in self.prints if n not in now]
+        added = [f"{n} (added)" for n in now if n not in self.prints]
+        return changed + removed + added
