@@ -10,7 +10,8 @@ and names that begin with ``_`` (IPython's output history: ``_``, ``_5``, ``_i5`
 A shared or shallow-copied value can still be changed in place by a run. DSEval's
 "namespace intact" check catches that: ``NamespaceSnapshot`` fingerprints the user's
 variables before the runs (pickled bytes, hashed), and ``changes`` names those added,
-removed or changed afterwards. A value that cannot be pickled is compared by identity.
+removed or changed afterwards. A value that cannot be pickled is compared by its parts
+(items, attributes), and at the bottom by identity.
 """
 
 from __future__ import annotations
@@ -62,11 +63,24 @@ def copy_namespace(user_ns: Mapping[str, Any], kernel_names: Iterable[str] = ())
     return out
 
 
-def _fingerprint(value: Any) -> str:
+def _fingerprint(value: Any, depth: int = 0) -> str:
+    """Pickled bytes, hashed; what cannot be pickled by its parts (a container's items, an
+    object's attributes), and at the bottom by identity."""
     try:
         return hashlib.sha256(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)).hexdigest()
-    except Exception:  # noqa: BLE001 - unpicklable: compared by identity only
-        return f"id:{id(value)}"
+    except Exception:  # noqa: BLE001 - unpicklable: look inside, then at identity
+        pass
+    if depth < 3:
+        parts: list[Any] | None = None
+        if isinstance(value, dict):
+            parts = [(repr(k), _fingerprint(v, depth + 1)) for k, v in list(value.items())]
+        elif isinstance(value, (list, tuple)):
+            parts = [_fingerprint(v, depth + 1) for v in value]
+        elif hasattr(value, "__dict__"):
+            parts = [(k, _fingerprint(v, depth + 1)) for k, v in list(vars(value).items())]
+        if parts is not None:
+            return hashlib.sha256(repr((type(value).__name__, id(value), parts)).encode()).hexdigest()
+    return f"id:{id(value)}"
 
 
 @dataclass(frozen=True)
