@@ -196,7 +196,7 @@ def judge_run(checks: Sequence[Check], result: TurnResult, namespace: dict[str, 
         return []
     stopped = [] if result.status == "completed" else [CheckResult(
         kind="run", label="the run completed", passed=False,
-        reason=one_line(f"the run ended {result.status}" + (f": {result.error}" if result.error else "")))]
+        reason=one_line(f"the run did not complete ({result.status})" + (f": {result.error}" if result.error else "")))]
     return [*stopped, *run_checks(checks, result.text, namespace)]
 
 

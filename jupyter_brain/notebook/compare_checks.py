@@ -76,6 +76,11 @@ def without_checks(line: str) -> str:
     return line if len(kept) == len(words) else shlex.join(kept)
 
 
+# The kernel's own names a run's code may use (``get_ipython`` runs its %magics); its other
+# injected names (``open``) are left out of a run's copy (its builtin stands in).
+KEPT_KERNEL_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit"})
+
+
 def kernel_names(shell: Any) -> set[str]:
     """The names IPython put into the namespace (not the user's variables)."""
     return set(getattr(shell, "user_ns_hidden", {}) or {}) if shell is not None else set()
@@ -91,6 +96,9 @@ def run_environments(magics: Any, user_ns: dict[str, Any]) -> Callable[[str, int
 
     def environment(strategy: str, run: int) -> RunEnvironment:
         namespace = copy_namespace(user_ns, hidden).namespace
+        for name in hidden - KEPT_KERNEL_NAMES:  # IPython's ``open``: the copy would list it as a variable
+            if not name.startswith("_") and namespace.get(name) is user_ns.get(name):
+                namespace.pop(name, None)
         return RunEnvironment(
             # Concurrent throw-away runs: their writes are not checkpointed (no undo).
             tools=cell_tools(namespace, lambda: None), namespace=namespace,

@@ -28,7 +28,9 @@ def verdict_text(row: dict[str, Any]) -> str:
     passed = row.get("passed")
     if passed is None:
         return ""
-    return "pass" if passed else f"FAIL: {row.get('reason') or 'a check failed'}"
+    judged = any(v.get("opinion") for v in row.get("verdicts") or [])
+    text = "pass" if passed else f"FAIL: {row.get('reason') or 'a check failed'}"
+    return f"{text} (judged by a model: its opinion)" if judged else text
 
 
 def rate_text(entry: dict[str, Any]) -> str:

@@ -167,3 +167,27 @@ def test_checks_are_evaluated_again_on_replay(shell):
     again = compare(shell, "--strategies react,cot --provider bots --expect 41")
     assert {t.replay for runs in again.results.values() for t in runs} == {"replayed"}
     assert [r["passed"] for r in again.rows] == [False, True]
+
+
+def test_the_header_says_when_the_budget_stopped_the_comparison_early():
+    import io
+
+    from jupyter_brain.agent.events import EventLog
+    from jupyter_brain.compare import run_comparison
+    from jupyter_brain.evals import ExpectCheck
+    from jupyter_brain.session import AgentOptions
+    from jupyter_brain.widgets.compare_text import CompareTextView
+    from tests.priced_providers import MustNotCall
+
+    out = io.StringIO()
+    view = CompareTextView(out, ["react", "cot"])
+    with EventLog(":memory:") as log:
+        result = run_comparison("q", ["react", "cot"], lambda s, r: MustNotCall(), lambda: [],
+                                AgentOptions(max_cost_per_turn=0.0001), event_log=log,
+                                on_run_end=view.run_finished, checks=[ExpectCheck("42")])
+    view.finish(result)
+    assert result.stopped_by_budget and [r["status"] for r in result.rows] == ["budget", "budget"]
+    assert all(r["reason"].startswith("run: the run did not complete (budget)") for r in result.rows)
+    text = out.getvalue()
+    assert "note: stopped early: the $0.0001 cap (--max-cost) was reached; 2 run(s) stopped before the end" in text
+    assert "0/1 · 0 %" not in text and "fail" in text
