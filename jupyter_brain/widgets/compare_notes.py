@@ -19,7 +19,7 @@ def header_notes(result: Any) -> list[str]:
         notes.append(f"stopped early: {cap_text} (--max-cost) was reached; {stopped} run(s) stopped before the end")
     changes = getattr(result, "namespace_changes", None)
     if changes:
-        notes.append("your namespace was changed by a run: " + ", ".join(changes))
+        notes.append("your variables changed during the comparison (namespace not intact): " + ", ".join(changes))
     return notes
 
 

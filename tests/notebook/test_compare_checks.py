@@ -75,7 +75,7 @@ def test_each_strategy_starts_from_the_same_state(shell, capsys):
     assert by["cot"]["passed"] is True  # its checks read its own namespace …
     assert by["react"]["passed"] is False  # … and react's read the one it changed
     assert result.namespace_changes == []  # DSEval's "namespace intact"
-    assert "namespace was changed" not in capsys.readouterr().out
+    assert "namespace not intact" not in capsys.readouterr().out
 
 
 def test_a_run_that_mutates_a_shared_object_is_reported(shell, capsys):
@@ -91,7 +91,7 @@ def test_a_run_that_mutates_a_shared_object_is_reported(shell, capsys):
     result = compare(shell, "--strategies react --provider bot --permission auto")
     assert shell.user_ns["holder"].n == 2  # shared: it could not be copied
     assert result.namespace_changes == ["holder (changed)"]
-    assert "note: your namespace was changed by a run: holder (changed)" in capsys.readouterr().out
+    assert "note: your variables changed during the comparison (namespace not intact): holder (changed)" in capsys.readouterr().out
 
 
 def test_a_check_that_raises_fails_with_one_line(shell, capsys):
@@ -191,3 +191,51 @@ def test_the_header_says_when_the_budget_stopped_the_comparison_early():
     text = out.getvalue()
     assert "note: stopped early: the $0.0001 cap (--max-cost) was reached; 2 run(s) stopped before the end" in text
     assert "0/1 · 0 %" not in text and "fail" in text
+
+
+@pytest.mark.kernel
+def test_in_a_real_kernel_runs_are_isolated_and_rated(tmp_path, monkeypatch):
+    """nbclient drives a real kernel: the widget's Markdown fallback carries the verdicts,
+    the rates are data in ``_compare``, and the kernel's own variables are untouched."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(
+            "%load_ext jupyter_brain\n"
+            f"%config AgentMagics.data_dir = {str(tmp_path / 'jb')!r}\n"
+            "import threading, pandas as pd\n"
+            "from jupyter_brain import ScriptedProvider\n"
+            "df = pd.DataFrame({'a': [1, 2, 3]})\n"
+            "_lock, _said, _finals = threading.Lock(), [], []  # the bot's counters: _-names, not the user's\n"
+            "def answer(messages, tools):\n"
+            "    if any(m.get('role') == 'tool' for m in messages):  # the run's second call: its answer\n"
+            "        with _lock:\n"
+            "            _finals.append(1)\n"
+            "            return 'Final Answer: 42' if len(_finals) <= 3 else 'Final Answer: 41'\n"
+            "    with _lock:\n"
+            "        _said.append(1)\n"
+            "        n = len(_said)\n"
+            "    code = f\"x = {n}\\ndf.loc[0, 'a'] = {n * 100}\"\n"
+            "    return {'text': 'Action: run_python', 'tool_calls': [{'name': 'run_python', 'arguments': {'code': code}}]}\n"
+            "bot = ScriptedProvider([answer], repeat=True)"),
+        nbformat.v4.new_code_cell(
+            "%%compare --strategies cot --runs 4 --provider bot --permission auto --expect 42 "
+            "--check \"df.loc[0, 'a'] == x * 100\"\nWhat is 6*7?"),
+        nbformat.v4.new_code_cell(
+            "r = _compare.rates()['cot']\n"
+            "print(r['passed'], r['checked'], round(r['low'], 4), round(r['high'], 4))\n"
+            "print('x' in dir(), df['a'].tolist(), _compare.namespace_changes)"),
+    ]
+    NotebookClient(nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    rate_line, namespace_line = nb.cells[2].outputs[0].text.strip().splitlines()
+    # Three of the four runs answer 42: 3/4, by hand (p = .75, z = 1.96) 0.3006 … 0.9544.
+    assert rate_line == "3 4 0.3006 0.9544"
+    assert namespace_line == "False [1, 2, 3] []"
+    (display,) = [o for o in nb.cells[1].outputs if o.output_type == "display_data"]
+    markdown = display.data["text/markdown"]
+    assert "| strategy | success (95 % CI) | tokens | cost" in markdown
+    assert "| cot | 3/4 · 75 % (30–95 %) |" in markdown

@@ -160,7 +160,7 @@ def test_markdown_fallback_shows_success_first_failures_and_notes():
                               verdicts=[judged], wall_s=2.0), done)
     view.finish(SimpleNamespace(rows=view.rows, stopped_by_budget=False, namespace_changes=["df (changed)"]))
     markdown = view.to_markdown()
-    assert "> **Note:** your namespace was changed by a run: df (changed)" in markdown
+    assert "> **Note:** your variables changed during the comparison (namespace not intact): df (changed)" in markdown
     assert "| strategy | success (95 % CI) | tokens | cost $ | time s |" in markdown
     assert "| react | 2/2 · 100 % (34–100 %) | 110 | – | 2.00 |" in markdown  # no "± 0.0" where runs agree
     assert "| cot | 1/2 · 50 % (9–91 %) |" in markdown
