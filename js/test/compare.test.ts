@@ -261,6 +261,16 @@ describe("checks and runs (#27)", () => {
     expect(el.querySelector('th[data-key="judge_tokens"]')).toBeNull();  // no judge, no judge columns
   });
 
+  it("labels a judge's verdict as a model's opinion", () => {
+    const { model, el } = compareModel({ columns: columns.slice(0, 1) });
+    const judged = { kind: "judge", label: "judge", passed: true, reason: "says 42", opinion: true };
+    model.commit({ rows: [{ strategy: "react", run: 1, status: "completed", steps: 1, passed: true, reason: "", verdicts: [judged] }] });
+    expect(el.querySelector('th[data-key="passed"]')?.textContent).toBe("check · judge: a model's opinion");
+    const badge = el.querySelector(".jb-compare-verdict") as HTMLElement;
+    expect(badge.dataset.opinion).toBe("judge");
+    expect(badge.title).toBe("judge (a model's opinion) passed: says 42");
+  });
+
   it("says in the header that the budget stopped the comparison early", () => {
     const { model, el } = compareModel({ columns });
     model.commit({ notes: ["stopped early: the $0.01 cap (--max-cost) was reached; 2 run(s) stopped before the end"] });

@@ -98,11 +98,15 @@ export class SummaryTable {
   }
 
   /** Per-run rows (runs = 1) or per-strategy summaries (runs > 1). */
-  update(records: Record_[], aggregated: boolean): void {
+  update(records: Record_[], aggregated: boolean, judged = false): void {
     this.records = records;
     this.aggregated = aggregated;
     const success: ColumnSpec[] = checked(records, aggregated)
-      ? [{ key: aggregated ? "rate" : "passed", label: aggregated ? "success (95 % CI)" : "check" }]
+      ? [{
+          key: aggregated ? "rate" : "passed",
+          // A --judge's verdict is a model's opinion: the column says so.
+          label: (aggregated ? "success (95 % CI)" : "check") + (judged ? " · judge: a model's opinion" : ""),
+        }]
       : [];
     const lead: ColumnSpec[] = aggregated
       ? [{ key: "strategy", label: "strategy" }, ...success, { key: "completed", label: "completed" }]

@@ -209,7 +209,8 @@ export class CompareRenderer {
       group.paint(failing);
     }
     const aggregated = state.runs > 1;
-    this.table.update(aggregated ? state.summary.filter((s) => Number(s.runs) > 0) : state.rows, aggregated);
+    const judged = state.rows.some((r) => ((r.verdicts ?? []) as Verdict[]).some((v) => v.opinion));
+    this.table.update(aggregated ? state.summary.filter((s) => Number(s.runs) > 0) : state.rows, aggregated, judged);
     this.table.markBest(state.winner);
     setText(this.winnerEl, state.winner ? `Marked best: ${state.winner}` : "");
   }
