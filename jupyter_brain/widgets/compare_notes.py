@@ -15,8 +15,11 @@ def header_notes(result: Any) -> list[str]:
     if getattr(result, "stopped_by_budget", False):
         cap = getattr(result, "max_cost", None)
         stopped = sum(r["status"] == "budget" for r in result.rows)
+        unjudged = sum("would cross the comparison" in str(r.get("reason") or "") for r in result.rows)
         cap_text = f"the ${cap:g} cap" if cap else "the budget cap"
-        notes.append(f"stopped early: {cap_text} (--max-cost) was reached; {stopped} run(s) stopped before the end")
+        what = [f"{stopped} run(s) stopped before the end"] if stopped else []
+        what += [f"{unjudged} answer(s) not judged"] if unjudged else []
+        notes.append(f"stopped early: {cap_text} (--max-cost) was reached; {', '.join(what)}")
     changes = getattr(result, "namespace_changes", None)
     if changes:
         notes.append("your variables changed during the comparison (namespace not intact): " + ", ".join(changes))

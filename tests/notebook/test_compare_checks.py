@@ -151,6 +151,8 @@ def test_the_judge_stays_under_the_comparisons_cap(shell):
     (row,) = result.rows
     assert row["passed"] is False and "not judged: the call (up to $" in row["reason"]
     assert shell.user_ns["judge"].calls == [] and result.stopped_by_budget
+    from jupyter_brain.widgets.compare_notes import header_notes
+    assert header_notes(result) == ["stopped early: the $0.001 cap (--max-cost) was reached; 1 answer(s) not judged"]
 
 
 def test_checks_are_evaluated_again_on_replay(shell):
