@@ -16,7 +16,6 @@ from IPython.core.error import UsageError
 from .compare_checks import comparison_checks, namespace_guard, run_environments, without_checks
 from .compare_replay import replaying_runs
 from .interpolate import interpolate
-from .kernel_inputs import cell_tools
 from .options import options_for
 from .parsers import compare_parser, split_flags
 from .providers import check_provider, resolve_provider
@@ -55,7 +54,7 @@ def run_compare_cell(magics: Any, line: str, cell: str) -> None:
     event_log = magics.manager.event_log
     try:
         result = run_comparison(
-            prompt, args.strategies, factory, lambda: cell_tools(user_ns, lambda: None), options,
+            prompt, args.strategies, factory, list, options,  # tools: each run's own (environment)
             runs=args.runs, event_log=event_log, on_event=view.handle, on_run_end=view.run_finished,
             working_directory=os.getcwd(), prompt_directory=prompt_directory(magics.runtime),
             web_search=registered_web_search(),  # @jupyter_brain.web_search
