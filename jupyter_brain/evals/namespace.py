@@ -63,11 +63,24 @@ def copy_namespace(user_ns: Mapping[str, Any], kernel_names: Iterable[str] = ())
     return out
 
 
+class _HashWriter:
+    """A file for ``pickle`` that feeds what it is given to a hash."""
+
+    def __init__(self, digest: Any) -> None:
+        self.digest = digest
+
+    def write(self, data: bytes) -> int:
+        self.digest.update(data)
+        return len(data)
+
+
 def _fingerprint(value: Any, depth: int = 0) -> str:
     """Pickled bytes, hashed; what cannot be pickled by its parts (a container's items, an
     object's attributes), and at the bottom by identity."""
-    try:
-        return hashlib.sha256(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)).hexdigest()
+    digest = hashlib.sha256()
+    try:  # streamed into the hash: a big DataFrame is never held twice as bytes
+        pickle.Pickler(_HashWriter(digest), protocol=pickle.HIGHEST_PROTOCOL).dump(value)
+        return digest.hexdigest()
     except Exception:  # noqa: BLE001 - unpicklable: look inside, then at identity
         pass
     if depth < 3:

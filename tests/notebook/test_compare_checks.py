@@ -241,3 +241,19 @@ def test_in_a_real_kernel_runs_are_isolated_and_rated(tmp_path, monkeypatch):
     markdown = display.data["text/markdown"]
     assert "| strategy | success (95 % CI) | tokens | cost" in markdown
     assert "| cot | 3/4 · 75 % (30–95 %) |" in markdown
+
+
+@pytest.mark.parametrize(
+    ("line", "kept"),
+    [
+        ("--strategies react,cot --runs 2", "--strategies react,cot --runs 2"),  # untouched: old recordings still match
+        ("--strategies react --expect 42 --check \"len(x) == 2\"", "--strategies react"),
+        ("--judge --runs 2", "--runs 2"),
+        ("--runs 2 --judge 'names the month' --judge-provider j", "--runs 2"),
+        ("--expect=42 --runs 2", "--runs 2"),
+    ],
+)
+def test_checks_are_not_part_of_the_recording_key(line, kept):
+    from jupyter_brain.notebook.compare_checks import without_checks
+
+    assert without_checks(line) == kept
