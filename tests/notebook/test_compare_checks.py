@@ -32,6 +32,8 @@ def test_a_strategy_that_gives_the_wrong_number_fails_its_check(shell, capsys):
     assert [v.passed for v in result.verdicts("cot")[0]] == [False]
     out = capsys.readouterr().out
     assert "cot #1: completed in 1 steps — FAIL: expect: expected '42'" in out  # the terminal says why
+    shell.run_line_magic("agent", "compare-history")
+    assert "runs: react#1 completed pass, cot#1 completed FAIL" in capsys.readouterr().out
 
 
 def test_runs_5_gives_the_rate_and_its_wilson_interval(shell, capsys):
