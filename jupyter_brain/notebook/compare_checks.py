@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -46,7 +47,10 @@ def judge_check(args: Any, options: Any, prompt: str, user_ns: dict[str, Any]) -
     if not args.judge_provider and isinstance(user_ns.get(name) if name.isidentifier() else None, dict):
         raise UsageError(f"%%compare: --provider {name} maps strategies to providers; name the judge's with "
                          "--judge-provider")
-    provider = resolve_provider(options.model_copy(update={"provider": name}), user_ns, "%%compare")
+    try:
+        provider = resolve_provider(options.model_copy(update={"provider": name}), user_ns, "%%compare")
+    except UsageError as exc:  # no key here: the runs may still replay; each verdict says why
+        return UnavailableJudge(args.judge.strip(), str(exc).removeprefix("%%compare: "))
     return JudgeCheck(provider, prompt, args.judge.strip(),
                       timeout_s=float(getattr(options, "timeout", 120) or 120))
 
@@ -79,6 +83,27 @@ def without_checks(line: str) -> str:
 # The kernel's own names a run's code may use (``get_ipython`` runs its %magics); its other
 # injected names (``open``) are left out of a run's copy (its builtin stands in).
 KEPT_KERNEL_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit"})
+
+
+@dataclass(frozen=True)
+class UnavailableJudge:
+    """A judge whose model cannot be built on this machine (no key): a saved comparison still
+    replays its answers offline, and each run says it was not judged, and why."""
+
+    rubric: str
+    why: str
+    kind: str = "judge"
+
+    @property
+    def label(self) -> str:
+        return f"judge: {self.rubric}" if self.rubric else "judge"
+
+    def evaluate(self, answer: str, namespace: Any) -> Any:
+        from ..evals import CheckResult
+        from ..evals.checks import one_line
+
+        return CheckResult(kind=self.kind, label=self.label, passed=False, opinion=True,
+                           reason=one_line(f"not judged: {self.why}"))
 
 
 def kernel_names(shell: Any) -> set[str]:

@@ -259,3 +259,11 @@ def test_checks_are_not_part_of_the_recording_key(line, kept):
     from jupyter_brain.notebook.compare_checks import without_checks
 
     assert without_checks(line) == kept
+
+
+def test_a_judge_without_a_model_here_does_not_stop_the_runs(shell):
+    shell.user_ns["bot"] = ScriptedProvider([RIGHT])
+    result = compare(shell, "--strategies cot --provider bot --expect 42 --judge --judge-provider missing_judge")
+    (row,) = result.rows
+    assert row["status"] == "completed" and row["passed"] is False
+    assert row["reason"].startswith("judge (model opinion): not judged: unknown provider 'missing_judge'")
