@@ -11,6 +11,11 @@ Provider instances, decided once here:
   each run replays the script from the start and none consumes another's replies;
 * any other instance — shared by the runs (the SDK clients are thread-safe HTTP clients).
 
+Checks (``--expect``, ``--check``, ``--judge``; ``jupyter_brain.evals``) judge each run as it
+ends, on its answer and on the namespace it left behind: each run may get its own copy of
+the user's namespace (``RunEnvironment``), so one run's side effects never reach another.
+With checks, the summary has each strategy's success rate and its 95 % Wilson interval.
+
 Nothing here imports IPython; the magic and the widget sit on top.
 """
 
@@ -21,11 +26,12 @@ import statistics
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from .agent.cost_caps import BudgetCaps, SharedBudget
 from .agent.decisions import compare_best_record, default_decision_store
@@ -33,18 +39,32 @@ from .agent.events import EventLog
 from .agent.harness import TurnResult
 from .agent.strategies.names import STRATEGY_CHOICES
 from .agent.tools import ToolSpec
+from .evals import Check, CheckResult, all_passed, failure_reason, run_checks, success_rate
+from .evals.checks import one_line
 from .providers.base import LLMProvider
 from .providers.capabilities import clone_for_run
 from .session import AgentOptions, Session
 
 STRATEGIES = STRATEGY_CHOICES  # every strategy, and "none"
 METRICS = ("steps", "tool_calls", "reflections", "input_tokens", "output_tokens",
-           "cache_read_tokens", "cache_creation_tokens", "cost_usd", "wall_s")
+           "cache_read_tokens", "cache_creation_tokens", "cost_usd", "wall_s",
+           "judge_tokens", "judge_cost_usd")  # a --judge's own calls, apart from the run's
 
 ProviderFactory = Callable[[str, int], LLMProvider]
 ToolsFactory = Callable[[], list[ToolSpec]]
 # on_event(strategy, run, event): called from the runs' threads.
 CompareEventHandler = Callable[[str, int, Any], Any]
+
+
+@dataclass
+class RunEnvironment:
+    """What one run works in: its tools, the namespace they run in (what ``--check`` reads
+    when the run ends) and its workspace view. ``run_comparison(environment=...)`` builds
+    one per run; without it every run shares ``tools_factory()`` and an empty namespace."""
+
+    tools: list[ToolSpec]
+    namespace: dict[str, Any] = field(default_factory=dict)
+    workspace: Callable[[], str] | None = None
 
 
 class CompareResult(BaseModel):
@@ -58,10 +78,40 @@ class CompareResult(BaseModel):
     runs: int = 1
     results: dict[str, list[TurnResult]] = Field(default_factory=dict)
     rows: list[dict[str, Any]] = Field(default_factory=list)
+    checks: list[str] = Field(default_factory=list)  # what each run was checked against
+    max_cost: float | None = None  # --max-cost: the whole comparison's cap
+    # DSEval's "namespace intact": the user's variables a run changed (None: not checked).
+    namespace_changes: list[str] | None = None
+    _namespaces: dict[tuple[str, int], dict[str, Any]] = PrivateAttr(default_factory=dict)
 
     def summary(self) -> list[dict[str, Any]]:
-        """Per strategy: mean of every metric and, with runs > 1, its spread (``<metric>_sd``)."""
+        """Per strategy: mean of every metric and, with runs > 1, its spread (``<metric>_sd``);
+        with checks, ``passed`` of ``checked`` runs and the success rate's Wilson interval."""
         return summarize(self.rows, self.strategies, self.runs)
+
+    def verdicts(self, strategy: str) -> list[list[CheckResult]]:
+        """Each run's check verdicts, in run order."""
+        return [[CheckResult(**v) for v in r.get("verdicts") or []] for r in self.rows if r["strategy"] == strategy]
+
+    def rates(self) -> dict[str, dict[str, Any]]:
+        """Per strategy: ``{passed, checked, rate, low, high}`` (the 95 % Wilson interval)."""
+        return {s["strategy"]: {k: s.get(k) for k in ("passed", "checked", "rate", "low", "high")}
+                for s in self.summary() if s.get("checked") is not None}
+
+    def namespace(self, strategy: str, run: int = 1) -> dict[str, Any]:
+        """The namespace copy a run left behind (empty when runs shared no namespace)."""
+        return self._namespaces.get((strategy, run), {})
+
+    @property
+    def total_cost_usd(self) -> float:
+        """Every run's and every judge's cost (unpriced calls count as 0)."""
+        return sum((r.get("cost_usd") or 0.0) + (r.get("judge_cost_usd") or 0.0) for r in self.rows)
+
+    @property
+    def stopped_by_budget(self) -> bool:
+        """The ``--max-cost`` cap stopped a run (or left one unjudged)."""
+        return any(r["status"] == "budget" or "would cross the comparison" in str(r.get("reason") or "")
+                   for r in self.rows)
 
     def best(self, metric: str = "cost_usd") -> str | None:
         """The completed strategy with the lowest mean ``metric`` (ties: first listed)."""
@@ -75,7 +125,8 @@ class CompareResult(BaseModel):
         except ImportError:
             raise ImportError("CompareResult.to_dataframe() needs pandas (pip install pandas); "
                               "CompareResult.rows has the same table as a list of dicts") from None
-        return pd.DataFrame(self.rows, columns=["strategy", "run", "status", *METRICS, "error"])
+        checked = ["passed", "reason"] if self.checks else []
+        return pd.DataFrame(self.rows, columns=["strategy", "run", "status", *checked, *METRICS, "error"])
 
     def __repr__(self) -> str:
         statuses = ", ".join(f"{r['strategy']}#{r['run']}={r['status']}" for r in self.rows)
@@ -96,8 +147,13 @@ def summarize(rows: list[dict[str, Any]], strategies: list[str], runs: int) -> l
             "runs": len(mine),
             "completed": sum(r["status"] == "completed" for r in mine),
         }
+        verdicts = [r["passed"] for r in mine if r.get("passed") is not None]
+        if verdicts:  # checks: success first (the Wilson interval of passed / checked)
+            rate = success_rate(sum(verdicts), len(verdicts))
+            entry.update(passed=rate.successes, checked=rate.n, rate=rate.rate, low=rate.low, high=rate.high)
+            entry["reasons"] = [f"#{r['run']}: {r['reason']}" for r in mine if r.get("passed") is False]
         for metric in METRICS:
-            values = [float(r[metric]) for r in mine if r[metric] is not None]
+            values = [float(r[metric]) for r in mine if r.get(metric) is not None]
             entry[metric] = statistics.fmean(values) if values else None
             if runs > 1:
                 entry[f"{metric}_sd"] = statistics.stdev(values) if len(values) > 1 else None
@@ -105,12 +161,18 @@ def summarize(rows: list[dict[str, Any]], strategies: list[str], runs: int) -> l
     return out
 
 
-def row_of(strategy: str, run: int, result: TurnResult, wall_s: float) -> dict[str, Any]:
-    """One table row from a finished run (pandas-free, JSON-friendly)."""
+def row_of(strategy: str, run: int, result: TurnResult, wall_s: float,
+           verdicts: Sequence[CheckResult] = ()) -> dict[str, Any]:
+    """One table row from a finished run (pandas-free, JSON-friendly); with checks, whether
+    it ``passed``, why not (``reason``) and each check's verdict."""
+    judged = [v for v in verdicts if v.opinion]
     return {
         "strategy": strategy,
         "run": run,
         "status": result.status,
+        "passed": all_passed(verdicts),
+        "reason": failure_reason(verdicts),
+        "verdicts": [v.model_dump() for v in verdicts],
         "steps": len(result.steps),
         "tool_calls": len(result.tool_calls),
         "reflections": len(result.reflections),
@@ -120,8 +182,29 @@ def row_of(strategy: str, run: int, result: TurnResult, wall_s: float) -> dict[s
         "cache_creation_tokens": result.cache_creation_tokens,
         "cost_usd": result.cost_usd,
         "wall_s": round(wall_s, 3),
+        "judge_tokens": sum(v.input_tokens + v.output_tokens for v in judged) if judged else None,
+        "judge_cost_usd": (None if any(v.cost_usd is None for v in judged)
+                           else sum(v.cost_usd or 0.0 for v in judged)) if judged else None,
         "error": result.error,
     }
+
+
+def judge_run(checks: Sequence[Check], result: TurnResult, namespace: dict[str, Any]) -> list[CheckResult]:
+    """The run's verdicts: every check on its answer and namespace; a run that did not
+    complete fails first, saying how it ended (its namespace may still pass a check)."""
+    if not checks:
+        return []
+    stopped = [] if result.status == "completed" else [CheckResult(
+        kind="run", label="the run completed", passed=False,
+        reason=one_line(f"the run did not complete ({result.status})" + (f": {result.error}" if result.error else "")))]
+    return [*stopped, *run_checks(checks, result.text, namespace)]
+
+
+def _with_budget(check: Check, shared: SharedBudget | None) -> Check:
+    """A judge without a budget of its own shares the comparison's."""
+    if shared is not None and getattr(check, "budget", False) is None:
+        return replace(check, budget=shared)  # type: ignore[type-var]
+    return check
 
 
 def clone_provider(provider: LLMProvider) -> LLMProvider:
@@ -155,6 +238,8 @@ def run_comparison(
     prompt_directory: str | None = None,
     web_search: Callable[[str], Any] | None = None,
     cancel: threading.Event | None = None,
+    checks: Sequence[Check] = (),
+    environment: Callable[[str, int], RunEnvironment] | None = None,
 ) -> CompareResult:
     """Run ``prompt`` under every strategy ``runs`` times, all runs at once.
 
@@ -163,6 +248,8 @@ def run_comparison(
     has nobody to ask from a background thread, so it refuses like ``read-only``.
     A ``comparison`` record with the rows goes to the event log. ``cancel`` (or Ctrl-C
     while waiting) stops every run at its next check; they end as ``interrupted``.
+    ``checks`` judge each run as it ends (a judge's calls share the ``--max-cost`` cap);
+    ``environment(strategy, run)`` gives each run its own tools and namespace.
     """
     unknown = [s for s in strategies if s not in STRATEGIES]
     if unknown or not strategies:
@@ -176,16 +263,21 @@ def run_comparison(
     lock = threading.Lock()
     cancel = cancel or threading.Event()
     budget = comparison_budget(options)  # --max-cost: all runs together
+    shared = budget.shared if budget is not None else None
+    checks = [_with_budget(c, shared) for c in checks]  # a judge's calls count against --max-cost
+    namespaces: dict[tuple[str, int], dict[str, Any]] = {}
 
     def run_one(strategy: str, run: int) -> None:
         session_id = f"compare-{comparison_id}-{strategy}-{run}"
         started = time.perf_counter()
+        env = RunEnvironment(tools=[], workspace=workspace)
         try:
+            env = environment(strategy, run) if environment is not None else RunEnvironment(tools_factory(), {}, workspace)
             session = Session(session_id, event_log)
             harness = session.build_harness(
-                provider_factory(strategy, run), tools_factory(),
+                provider_factory(strategy, run), env.tools,
                 options.model_copy(update={"strategy": strategy}),
-                approver=None, workspace=workspace, working_directory=working_directory,
+                approver=None, workspace=env.workspace, working_directory=working_directory,
                 prompt_directory=prompt_directory, web_search=web_search,
             )
             forward = None if on_event is None else (lambda e: on_event(strategy, run, e))
@@ -194,10 +286,13 @@ def run_comparison(
         except Exception as exc:  # noqa: BLE001 - one failing strategy must not stop the others
             result = TurnResult(session_id=session_id, turn_id="", status="error", text="",
                                 error=f"{type(exc).__name__}: {exc}")
-        row = row_of(strategy, run, result, time.perf_counter() - started)
+        wall_s = time.perf_counter() - started
+        verdicts = judge_run(checks, result, env.namespace)
+        row = row_of(strategy, run, result, wall_s, verdicts)
         with lock:
             rows[(strategy, run)] = row
             results[(strategy, run)] = result
+            namespaces[(strategy, run)] = env.namespace
         if on_run_end is not None:
             on_run_end(row, result)
 
@@ -218,10 +313,13 @@ def run_comparison(
         runs=runs,
         results={s: [results[(s, r)] for r in range(1, runs + 1)] for s in strategies},
         rows=[rows[job] for job in jobs],
+        checks=[c.label for c in checks],
+        max_cost=shared.max_cost if shared is not None else None,
     )
+    compare._namespaces = namespaces
     event_log.add_record("comparison", {
         "comparison_id": comparison_id, "prompt": prompt, "strategies": list(strategies),
-        "runs": runs, "rows": compare.rows,
+        "runs": runs, "rows": compare.rows, "checks": compare.checks,
     })
     return compare
 

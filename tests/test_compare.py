@@ -238,7 +238,9 @@ def test_magic_defaults_to_read_only_tools(shell):
     assert run.tool_calls[0].status != "ok" and "touched" not in shell.user_ns
     compare(shell, "--strategies react --provider bot --permission auto")
     (run,) = shell.user_ns["_compare"].results["react"]
-    assert run.tool_calls[0].status == "ok" and shell.user_ns["touched"] is True
+    # The run wrote into its own copy of the namespace, never into the user's (#27).
+    assert run.tool_calls[0].status == "ok" and "touched" not in shell.user_ns
+    assert shell.user_ns["_compare"].namespace("react")["touched"] is True
 
 
 @pytest.mark.parametrize(

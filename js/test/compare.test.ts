@@ -54,7 +54,7 @@ describe("summary table", () => {
 
 
 function compareModel(state: Partial<CompareState>) {
-  const model = new MockModel({ columns: [], epoch: 0, runs: 1, rows: [], summary: [], trees: {}, winner: "", comparison_id: "", prompt: "q", ...state });
+  const model = new MockModel({ columns: [], epoch: 0, runs: 1, rows: [], summary: [], trees: {}, winner: "", comparison_id: "", prompt: "q", notes: [], ...state });
   const sent: unknown[] = [];
   (model as unknown as { send: (msg: unknown) => void }).send = (msg: unknown) => {
     sent.push(msg);
@@ -217,5 +217,77 @@ describe("compare widget errors", () => {
     vi.advanceTimersByTime(500);
     expect(el.querySelectorAll(".jb-error").length).toBe(1);
     expect(el.textContent?.match(/overloaded/g)?.length).toBe(1);
+  });
+});
+
+describe("checks and runs (#27)", () => {
+  const columns = ["react", "cot"].flatMap((strategy) =>
+    [1, 2].map((run) => ({ key: `${strategy}#${run}`, strategy, run, transcript: [], n: 0 })));
+  const verdict = (passed: boolean, reason = "") => ({ kind: "expect", label: "expect '42'", passed, reason, opinion: false });
+  const rows = [
+    { strategy: "react", run: 1, status: "completed", steps: 1, passed: true, reason: "", verdicts: [verdict(true)] },
+    { strategy: "react", run: 2, status: "completed", steps: 1, passed: true, reason: "", verdicts: [verdict(true)] },
+    { strategy: "cot", run: 1, status: "completed", steps: 1, passed: true, reason: "", verdicts: [verdict(true)] },
+    { strategy: "cot", run: 2, status: "completed", steps: 1, passed: false, reason: "expect: expected '42'",
+      verdicts: [verdict(false, "expected '42'")] },
+  ];
+  const summary = [
+    { strategy: "react", runs: 2, completed: 2, passed: 2, checked: 2, rate: 1, low: 0.342, high: 1, reasons: [], steps: 1, steps_sd: 0 },
+    { strategy: "cot", runs: 2, completed: 2, passed: 1, checked: 2, rate: 0.5, low: 0.0945, high: 0.9055,
+      reasons: ["#2: expect: expected '42'"], steps: 2, steps_sd: 1.4142 },
+  ];
+
+  it("gives each strategy one column, its runs behind a picker with the failing run's tab red", () => {
+    const { model, el } = compareModel({ columns, runs: 2 });
+    model.commit({ rows, summary });
+    const visible = [...el.querySelectorAll<HTMLElement>(".jb-compare-column")].filter((c) => !c.hidden);
+    expect(visible.map((c) => c.dataset.key)).toEqual(["react#1", "cot#1"]);
+    const cot = el.querySelector('.jb-compare-column[data-key="cot#1"]') as HTMLElement;
+    const tabs = [...cot.querySelectorAll<HTMLElement>(".jb-run-tab")];
+    expect(tabs.map((t) => t.textContent)).toEqual(["#1", "#2"]);
+    expect(tabs.map((t) => t.classList.contains("jb-run-failed"))).toEqual([false, true]);
+    tabs[1].click();
+    const second = el.querySelector('.jb-compare-column[data-key="cot#2"]') as HTMLElement;
+    expect(second.hidden).toBe(false);
+    expect(cot.hidden).toBe(true);
+    expect(second.querySelector(".jb-run-selected")?.textContent).toBe("#2");
+    const badge = second.querySelector(".jb-compare-verdict") as HTMLElement;
+    expect(badge.textContent).toBe("✗ fail");
+    expect(badge.title).toBe("expect [expect '42'] FAILED: expected '42'");
+    // A later state keeps the picked run.
+    model.commit({ winner: "react" });
+    expect(second.hidden).toBe(false);
+  });
+
+  it("puts success first in the summary with each failure's reason on hover, and no zero spread", () => {
+    const { model, el } = compareModel({ columns, runs: 2 });
+    model.commit({ rows, summary });
+    const heads = [...el.querySelectorAll("thead th")].map((th) => th.textContent);
+    expect(heads.slice(0, 3)).toEqual(["strategy", "success (95 % CI)", "completed"]);
+    const cells = [...el.querySelectorAll<HTMLElement>("tbody td.jb-compare-success")];
+    expect(cells.map((c) => c.textContent)).toEqual(["2/2 · 100 % (34–100 %)", "1/2 · 50 % (9–91 %)"]);
+    expect(cells[1].title).toBe("#2: expect: expected '42'");
+    expect(cells[1].classList.contains("jb-fail")).toBe(true);
+    const steps = [...el.querySelectorAll('tbody td.jb-num')].map((td) => td.textContent);
+    expect(steps).toContain("1");
+    expect(steps).not.toContain("1 ± 0.0");
+    expect(steps).toContain("2 ± 1.4");
+    expect(el.querySelector('th[data-key="judge_tokens"]')).toBeNull();  // no judge, no judge columns
+  });
+
+  it("labels a judge's verdict as a model's opinion", () => {
+    const { model, el } = compareModel({ columns: columns.slice(0, 1) });
+    const judged = { kind: "judge", label: "judge", passed: true, reason: "says 42", opinion: true };
+    model.commit({ rows: [{ strategy: "react", run: 1, status: "completed", steps: 1, passed: true, reason: "", verdicts: [judged] }] });
+    expect(el.querySelector('th[data-key="passed"]')?.textContent).toBe("check · judge: a model's opinion");
+    const badge = el.querySelector(".jb-compare-verdict") as HTMLElement;
+    expect(badge.dataset.opinion).toBe("judge");
+    expect(badge.title).toBe("judge (a model's opinion) passed: says 42");
+  });
+
+  it("says in the header that the budget stopped the comparison early", () => {
+    const { model, el } = compareModel({ columns });
+    model.commit({ notes: ["stopped early: the $0.01 cap (--max-cost) was reached; 2 run(s) stopped before the end"] });
+    expect(el.querySelector(".jb-compare-notes")?.textContent).toContain("stopped early: the $0.01 cap");
   });
 });

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
+from .compare_checks import comparison_checks, namespace_guard, run_environments, without_checks
 from .compare_replay import replaying_runs
 from .interpolate import interpolate
-from .kernel_inputs import cell_tools, workspace_for
 from .options import options_for
 from .parsers import compare_parser, split_flags
 from .providers import check_provider, resolve_provider
@@ -45,21 +45,24 @@ def run_compare_cell(magics: Any, line: str, cell: str) -> None:
     options = options_for(magics.defaults(), args, "%%compare")
     fail_on = fail_statuses(getattr(magics, "fail_on", None))  # AgentMagics.fail_on, checked before the runs
     user_ns = magics.shell.user_ns if magics.shell is not None else {}
-    factory = replaying_runs(magics, options, args, line, cell, args.strategies, args.runs,  # recordings (#24)
+    factory = replaying_runs(magics, options, args, without_checks(line), cell, args.strategies, args.runs,  # (#24)
                              lambda: compare_providers(options, args.strategies, user_ns))
     prompt = interpolate(cell.strip(), user_ns)
+    checks = comparison_checks(args, options, prompt, user_ns)  # --expect, --check, --judge (#27)
+    changed_since = namespace_guard(magics, user_ns)  # the user's variables, before any run
     view = compare_view(magics.shell, args.strategies, args.runs, prompt)
     event_log = magics.manager.event_log
     try:
         result = run_comparison(
-            # Concurrent throw-away runs: their writes are not checkpointed (no undo).
-            prompt, args.strategies, factory, lambda: cell_tools(user_ns, lambda: None), options,
+            prompt, args.strategies, factory, list, options,  # tools: each run's own (environment)
             runs=args.runs, event_log=event_log, on_event=view.handle, on_run_end=view.run_finished,
-            workspace=workspace_for(user_ns, magics.workspace_tokens, magics.workspace_dir),
             working_directory=os.getcwd(), prompt_directory=prompt_directory(magics.runtime),
             web_search=registered_web_search(),  # @jupyter_brain.web_search
+            checks=checks, environment=run_environments(magics, user_ns),  # each run its own namespace copy
         )
+        result.namespace_changes = changed_since()  # DSEval's "namespace intact"
         view.bind(result.comparison_id, event_log)
+        view.finish(result)  # the header's notes: a budget stop, a changed user namespace
         view.output_metadata = factory.output_metadata()  # every run's recording, saved with the notebook
     finally:
         close_view(view)

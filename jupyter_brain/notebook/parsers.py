@@ -189,6 +189,14 @@ def build_compare_parser() -> UsageParser:
     add_setting(p, "max_tokens_per_turn", help="tokens (input + output) each run may use")
     add_setting(p, "replay")  # each run's recording (notebook/compare_replay.py)
     p.add_argument("--rerun", action="store_true", help="call the model even where a recording matches (= --replay off)")
+    # Checks on each run's answer (jupyter_brain/evals, notebook/compare_checks.py).
+    p.add_argument("--expect", action="append", default=[], metavar="TEXT",
+                   help="the answer must contain TEXT (numbers agree to TEXT's decimals)")
+    p.add_argument("--check", action="append", default=[], metavar="EXPR",
+                   help="a Python expression, true in the namespace the run left behind ('answer': its text)")
+    p.add_argument("--judge", nargs="?", const="", default=None, metavar="RUBRIC",
+                   help="a model judges each answer (against RUBRIC): its opinion, billed and capped")
+    p.add_argument("--judge-provider", metavar="P", help="the judge's provider (default: --provider)")
     p.add_argument("--out", metavar="VAR", help="also store the CompareResult in this variable")
     p.add_argument("-h", "--help", action="store_true", help="show this help")
     return p

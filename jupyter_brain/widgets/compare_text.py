@@ -9,6 +9,9 @@ from __future__ import annotations
 from typing import Any, TextIO
 
 from jupyter_brain.agent.harness import TurnResult
+from jupyter_brain.compare import summarize
+
+from .compare_notes import header_notes, rate_text, spread_text, verdict_text
 
 
 class CompareTextView:
@@ -23,8 +26,26 @@ class CompareTextView:
     def run_finished(self, row: dict[str, Any], result: TurnResult) -> None:
         self.rows.append(row)
         detail = f" — {row['error']}" if row.get("error") else ""
-        print(f"{row['strategy']} #{row['run']}: {row['status']} in {row['steps']} steps{detail}",
+        verdict = f" — {verdict_text(row)}" if row.get("passed") is not None else ""
+        print(f"{row['strategy']} #{row['run']}: {row['status']} in {row['steps']} steps{detail}{verdict}",
               file=self.out, flush=True)
+
+    def finish(self, result: Any) -> None:
+        """The header's notes (a budget stop, a changed namespace) and, with checks or runs,
+        each strategy's success rate and mean figures."""
+        for note in header_notes(result):
+            print(f"note: {note}", file=self.out)
+        checked = any(r.get("passed") is not None for r in self.rows)
+        if not checked and getattr(result, "runs", 1) <= 1:
+            return
+        print(f"{'strategy':<10} {'success':<24} {'tokens':>14} {'cost $':>16} {'time s':>12}", file=self.out)
+        for entry in summarize(self.rows, self.strategies, getattr(result, "runs", 1)):
+            tokens = None if entry["input_tokens"] is None else entry["input_tokens"] + (entry["output_tokens"] or 0)
+            print(f"{entry['strategy']:<10} {rate_text(entry) or '–':<24} {spread_text(tokens, None, 0):>14} "
+                  f"{spread_text(entry['cost_usd'], entry.get('cost_usd_sd'), 4):>16} "
+                  f"{spread_text(entry['wall_s'], entry.get('wall_s_sd'), 2):>12}", file=self.out)
+            for reason in entry.get("reasons", []):
+                print(f"  {reason}", file=self.out)
 
     def bind(self, comparison_id: str, event_log: Any) -> None:
         print(f"comparison {comparison_id}: %agent compare-history lists it", file=self.out)

@@ -32,6 +32,7 @@ from . import _format as fmt
 from ._batching import FlushScheduler, TimerFactory
 from ._fold import Compactor, Transcript
 from .agent_view import _bundle_text
+from .compare_notes import header_notes, rate_text, spread_text, verdict_text
 
 
 class _Column:
@@ -60,6 +61,7 @@ class CompareView(anywidget.AnyWidget):
     winner = t.Unicode("").tag(sync=True)
     comparison_id = t.Unicode("").tag(sync=True)
     prompt = t.Unicode("").tag(sync=True)
+    notes = t.List(t.Unicode()).tag(sync=True)  # the header's: a budget stop, a changed namespace
 
     @property
     def _esm(self) -> str:
@@ -121,6 +123,10 @@ class CompareView(anywidget.AnyWidget):
                     threshold = TreeOfThoughtsStrategy().pruning_threshold
                     self.trees = {**self.trees, key: {"threshold": threshold, "branches": branches}}
 
+    def finish(self, result: Any) -> None:
+        """The comparison ended: what its header must say (``compare_notes.header_notes``)."""
+        self.notes = header_notes(result)
+
     def bind(self, comparison_id: str, event_log: EventLog) -> None:
         """Where "mark best" decisions go, once the comparison has an id."""
         self._event_log = event_log
@@ -154,18 +160,42 @@ class CompareView(anywidget.AnyWidget):
     # ── representations ───────────────────────────────────────────────────
     def to_markdown(self) -> str:
         """The summary table as Markdown (saved notebooks, nbconvert, terminals)."""
-        head = ["strategy", "run", "status", *METRICS]
-        lines = [f"**Strategy comparison** — {self.prompt}" if self.prompt else "**Strategy comparison**", "",
-                 "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        checked = any(r.get("passed") is not None for r in self.rows)
+        metrics = [m for m in METRICS if not m.startswith("judge_") or any(r.get(m) is not None for r in self.rows)]
+        head = ["strategy", "run", "status", *(["check"] if checked else []), *metrics]
+        lines = [f"**Strategy comparison** — {self.prompt}" if self.prompt else "**Strategy comparison**", ""]
+        lines += [f"> **Note:** {note}\n" for note in self.notes]
+        if checked or self.runs > 1:
+            lines += self._summary_markdown(checked)
+        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for row in self.rows:
-            cells = [_fmt(row.get(k), 4 if k == "cost_usd" else 2) for k in head]
+            cells = [("pass" if row.get("passed") else "**FAIL**") if k == "check"
+                     else _fmt(row.get(k), 4 if k.endswith("cost_usd") else 2) for k in head]
             lines.append("| " + " | ".join(cells) + " |")
         for row in self.rows:
             if row.get("error"):
                 lines.append(f"\n**{row['strategy']} #{row['run']} failed:** {row['error']}")
+            elif row.get("passed") is False:
+                lines.append(f"\n**{row['strategy']} #{row['run']}** {verdict_text(row)}")
+        if any(v.get("opinion") for r in self.rows for v in r.get("verdicts") or []):
+            lines.append("\n*judge: a model's opinion, not a rule*")
         if self.winner:
             lines.append(f"\nWinner: **{self.winner}**")
         return "\n".join(lines)
+
+    def _summary_markdown(self, checked: bool) -> list[str]:
+        """Per strategy, success first: rate (Wilson 95 %), mean tokens, cost and time."""
+        head = ["strategy", *(["success (95 % CI)"] if checked else []), "tokens", "cost $", "time s"]
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for entry in summarize(self.rows, self._strategies, self.runs):
+            if not entry["runs"]:
+                continue
+            tokens = None if entry["input_tokens"] is None else entry["input_tokens"] + (entry["output_tokens"] or 0)
+            cells = [entry["strategy"], *([rate_text(entry)] if checked else []), spread_text(tokens, None, 0),
+                     spread_text(entry["cost_usd"], entry.get("cost_usd_sd"), 4),
+                     spread_text(entry["wall_s"], entry.get("wall_s_sd"), 2)]
+            lines.append("| " + " | ".join(cells) + " |")
+        return [*lines, ""]
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         bundle = super()._repr_mimebundle_(**kwargs)

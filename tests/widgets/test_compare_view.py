@@ -144,3 +144,27 @@ def test_compare_view_keeps_rows_in_listed_order():
     assert [s["runs"] for s in view.summary] == [2, 2] and view.summary[0]["steps_sd"] == 0.0
     assert view.trees == {}
     view.close()
+
+
+def test_markdown_fallback_shows_success_first_failures_and_notes():
+    """nbconvert and VS Code read the Markdown: pass/fail, each failure's reason, the rate."""
+    from types import SimpleNamespace
+
+    view = CompareView(["react", "cot"], 2, "What is 6*7?")
+    view.send = lambda msg: None  # type: ignore[method-assign]
+    done = TurnResult(session_id="s", turn_id="t", status="completed", text="")
+    judged = {"kind": "judge", "label": "judge", "passed": True, "reason": "", "opinion": True,
+              "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0}
+    for strategy, run, passed in (("react", 1, True), ("react", 2, True), ("cot", 1, True), ("cot", 2, False)):
+        view.run_finished(row(strategy, run, passed=passed, reason="" if passed else "expect: expected '42'",
+                              verdicts=[judged], wall_s=2.0), done)
+    view.finish(SimpleNamespace(rows=view.rows, stopped_by_budget=False, namespace_changes=["df (changed)"]))
+    markdown = view.to_markdown()
+    assert "> **Note:** your variables changed during the comparison (namespace not intact): df (changed)" in markdown
+    assert "| strategy | success (95 % CI) | tokens | cost $ | time s |" in markdown
+    assert "| react | 2/2 · 100 % (34–100 %) | 110 | – | 2.00 |" in markdown  # no "± 0.0" where runs agree
+    assert "| cot | 1/2 · 50 % (9–91 %) |" in markdown
+    assert "| cot | 2 | completed | **FAIL** |" in markdown
+    assert "**cot #2** FAIL: expect: expected '42'" in markdown
+    assert "*judge: a model's opinion, not a rule*" in markdown
+    view.close()

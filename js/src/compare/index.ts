@@ -8,7 +8,7 @@ import "./compare.css";
 import { type CompareState, isCompareMessage } from "./protocol";
 import { CompareRenderer } from "./view";
 
-const TRAITS = ["columns", "rows", "summary", "trees", "winner", "runs", "prompt", "comparison_id"] as const;
+const TRAITS = ["columns", "rows", "summary", "trees", "winner", "runs", "prompt", "comparison_id", "notes"] as const;
 
 function stateOf(model: AnyModel<CompareState>): CompareState {
   return {
@@ -21,6 +21,7 @@ function stateOf(model: AnyModel<CompareState>): CompareState {
     winner: model.get("winner") ?? "",
     comparison_id: model.get("comparison_id") ?? "",
     prompt: model.get("prompt") ?? "",
+    notes: model.get("notes") ?? [],
   };
 }
 

@@ -15,7 +15,27 @@ export interface Column {
 }
 
 /** A finished run's table row (jupyter_brain.compare.row_of). */
-export type Row = Record<string, string | number | null> & { strategy: string; run: number; status: string };
+/** A table value: a figure, a status, a failure list (``reasons``), a run's verdicts. */
+export type RowValue = string | number | boolean | null | undefined | string[] | Verdict[];
+
+export type Row = Record<string, RowValue> & {
+  strategy: string;
+  run: number;
+  status: string;
+  /** With checks: whether every check passed, why not, and each check's verdict. */
+  passed?: boolean | null;
+  reason?: string | null;
+  verdicts?: Verdict[] | null;
+};
+
+/** One check's verdict (jupyter_brain.evals.CheckResult); ``opinion``: a judge's, a model's opinion. */
+export interface Verdict {
+  kind: string;
+  label: string;
+  passed: boolean;
+  reason: string;
+  opinion: boolean;
+}
 
 
 export interface TreeData {
@@ -28,11 +48,13 @@ export interface CompareState {
   epoch: number;
   runs: number;
   rows: Row[];
-  summary: Record<string, string | number | null>[];
+  summary: Record<string, RowValue>[];
   trees: Record<string, TreeData>;
   winner: string;
   comparison_id: string;
   prompt: string;
+  /** The header's notes: a budget cap that stopped the comparison early, a changed namespace. */
+  notes: string[];
 }
 
 /** One live message: every column's pending batch (AgentView's batch format). */

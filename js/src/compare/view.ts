@@ -1,24 +1,84 @@
 // Paints a comparison: the summary table on top, then one row of equal-width columns
-// (one per run, scrolling sideways past what fits) whose sections — answer, steps, tree,
-// tools, tokens, cost — share the grid's row tracks (subgrid), so a reader compares line
-// by line. The steps section is an AgentRenderer following that run's event store.
+// (one per strategy, scrolling sideways past what fits) whose sections — answer, steps,
+// tree, tools, tokens, cost — share the grid's row tracks (subgrid), so a reader compares
+// line by line. With several runs a strategy's column shows one run at a time, picked by
+// the tabs in its head (a failing run's tab is red); each run is its own column element,
+// the others hidden, so the grid still holds one column per strategy. The steps section
+// is an AgentRenderer following that run's event store.
 import { h, setText } from "../dom";
 import { renderMarkdown } from "../markdown";
 import { AgentRenderer, type RendererOptions } from "../renderer";
 import type { AgentEvent } from "../protocol";
 import type { EventStore } from "../store";
 import { ColumnFactsView, SECTIONS } from "./column";
-import type { Column, CompareState, Row, TreeData } from "./protocol";
+import type { Column, CompareState, Row, TreeData, Verdict } from "./protocol";
 import { SummaryTable } from "./table";
 
 export interface CompareOptions extends RendererOptions {
   onMarkBest?: (strategy: string, run: number) => void;
+  /** Runs per strategy (from the first state): more than one gets a run picker. */
+  runs?: number;
+}
+
+/** A strategy's runs: which one its column shows, and the picker tabs in every run's head. */
+class StrategyRuns {
+  readonly views = new Map<number, ColumnView>();
+  selected = 1;
+
+  add(run: number, view: ColumnView): void {
+    this.views.set(run, view);
+    this.paint(new Map());
+  }
+
+  select(run: number, failing: Map<number, boolean>): void {
+    this.selected = run;
+    this.paint(failing);
+  }
+
+  /** Show the selected run, hide the others; every head's tabs mark it and the failures. */
+  paint(failing: Map<number, boolean>): void {
+    const runs = [...this.views.keys()].sort((a, b) => a - b);
+    for (const [run, view] of this.views) {
+      view.el.hidden = run !== this.selected;
+      if (runs.length < 2) {
+        view.picker.replaceChildren();
+        continue;
+      }
+      view.picker.replaceChildren(
+        ...runs.map((r) => {
+          const failed = failing.get(r) === true;
+          const tab = h("button", {
+            type: "button",
+            role: "tab",
+            class: `jb-run-tab${r === this.selected ? " jb-run-selected" : ""}${failed ? " jb-run-failed" : ""}`,
+            "aria-selected": String(r === this.selected),
+            "data-run": String(r),
+            title: `run ${r}${failed ? " (failed)" : ""}`,
+          }, `#${r}`);
+          tab.addEventListener("click", () => this.select(r, failing));
+          return tab;
+        }),
+      );
+    }
+  }
+}
+
+/** Pass/fail of one run: its badge text and the hover text naming every check (a judge's
+ *  verdict is labelled a model's opinion). */
+export function verdictTitle(row: Row | undefined): string {
+  const verdicts = (row?.verdicts ?? []) as Verdict[];
+  return verdicts
+    .map((v) => `${v.opinion ? "judge (a model's opinion)" : v.kind} ${v.label === v.kind ? "" : `[${v.label}] `}` +
+      `${v.passed ? "passed" : "FAILED"}${v.reason ? `: ${v.reason}` : ""}`)
+    .join("\n");
 }
 
 class ColumnView {
   readonly el: HTMLElement;
   readonly status: HTMLElement;
   readonly button: HTMLButtonElement;
+  readonly picker = h("span", { class: "jb-compare-runs", role: "tablist", "aria-label": "runs" });
+  readonly verdict = h("span", "jb-compare-verdict");
   private readonly errorSlot: HTMLElement;
   private readonly facts: ColumnFactsView;
   private readonly renderer: AgentRenderer;
@@ -34,7 +94,9 @@ class ColumnView {
     const head = h(
       "div",
       { class: "jb-compare-section jb-compare-head", "data-section": "head" },
-      h("span", "jb-compare-name", `${col.strategy} #${col.run}`),
+      h("span", "jb-compare-name", opts.runs && opts.runs > 1 ? col.strategy : `${col.strategy} #${col.run}`),
+      this.picker,
+      this.verdict,
       h("span", { class: "jb-compare-best-badge", "aria-hidden": "true" }, "★ best"),
       this.status,
       this.button,
@@ -75,6 +137,11 @@ class ColumnView {
 
   finished(row: Row | undefined, tree: TreeData | undefined): void {
     setText(this.status, row ? String(row.status) : "running");
+    const passed = row?.passed;
+    setText(this.verdict, passed === true ? "✓ pass" : passed === false ? "✗ fail" : "");
+    this.verdict.className = `jb-compare-verdict${passed === true ? " jb-pass" : passed === false ? " jb-fail" : ""}`;
+    this.verdict.title = verdictTitle(row);
+    if ((row?.verdicts ?? []).some((v) => (v as Verdict).opinion)) this.verdict.dataset.opinion = "judge";
     this.el.classList.toggle("jb-compare-failed", row?.status === "error");
     this.facts.setTree(tree);
     this.facts.finished(row);
@@ -100,7 +167,9 @@ export class CompareRenderer {
   private readonly columnsEl = h("div", "jb-compare-columns");
   private readonly title = h("div", "jb-compare-title");
   private readonly winnerEl = h("div", "jb-compare-winner");
+  private readonly notesEl = h("div", { class: "jb-compare-notes", role: "status" });
   private columns = new Map<string, ColumnView>();
+  private strategies = new Map<string, StrategyRuns>();
 
   constructor(
     host: HTMLElement,
@@ -112,6 +181,7 @@ export class CompareRenderer {
       "div",
       "jb-compare-view",
       this.title,
+      this.notesEl,
       h("div", "jb-compare-table-wrap", this.table.el),
       this.winnerEl,
       h("div", { class: "jb-compare-scroll", tabindex: "0", "aria-label": "the runs side by side" }, this.columnsEl),
@@ -121,20 +191,33 @@ export class CompareRenderer {
 
   update(state: CompareState): void {
     setText(this.title, state.prompt ? `Strategy comparison — ${state.prompt}` : "Strategy comparison");
+    this.notesEl.replaceChildren(...state.notes.map((n) => h("div", "jb-compare-note", `⚠ ${n}`)));
     for (const col of state.columns) {
       if (!this.columns.has(col.key)) {
-        const view = new ColumnView(col, this.stores(col.key), this.opts);
+        const view = new ColumnView(col, this.stores(col.key), { ...this.opts, runs: state.runs });
         this.columns.set(col.key, view);
         this.columnsEl.append(view.el);
+        let group = this.strategies.get(col.strategy);
+        if (group === undefined) {
+          group = new StrategyRuns();
+          this.strategies.set(col.strategy, group);
+        }
+        group.add(col.run, view);
       }
     }
-    this.columnsEl.style.setProperty("--jb-compare-count", String(this.columns.size));
+    this.columnsEl.style.setProperty("--jb-compare-count", String(this.strategies.size));
     for (const [key, view] of this.columns) {
       view.finished(state.rows.find((r) => `${r.strategy}#${r.run}` === key), state.trees[key]);
       view.el.classList.toggle("jb-compare-best", state.winner !== "" && view.el.dataset.strategy === state.winner);
     }
+    for (const [strategy, group] of this.strategies) {
+      const failing = new Map(state.rows.filter((r) => r.strategy === strategy)
+        .map((r) => [r.run, r.passed === false || (r.status !== "completed" && r.passed !== true)] as [number, boolean]));
+      group.paint(failing);
+    }
     const aggregated = state.runs > 1;
-    this.table.update(aggregated ? state.summary.filter((s) => Number(s.runs) > 0) : state.rows, aggregated);
+    const judged = state.rows.some((r) => ((r.verdicts ?? []) as Verdict[]).some((v) => v.opinion));
+    this.table.update(aggregated ? state.summary.filter((s) => Number(s.runs) > 0) : state.rows, aggregated, judged);
     this.table.markBest(state.winner);
     setText(this.winnerEl, state.winner ? `Marked best: ${state.winner}` : "");
   }

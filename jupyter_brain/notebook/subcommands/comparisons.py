@@ -16,7 +16,9 @@ def cmd_compare_history(magics: Any, rest: list[str]) -> None:
     if not past:
         print("no comparisons yet (run a %%compare cell)")
     for i, c in enumerate(past, 1):
-        statuses = ", ".join(f"{r['strategy']}#{r['run']} {r['status']}" for r in c.get("rows", []))
+        verdict = {True: " pass", False: " FAIL", None: ""}  # with checks (#27)
+        statuses = ", ".join(f"{r['strategy']}#{r['run']} {r['status']}{verdict[r.get('passed')]}"
+                             for r in c.get("rows", []))
         print(f"{i}. {clip(c.get('prompt', ''), 60)}")
         print(f"   runs: {statuses}")
         print(f"   winner: {c['winner'] or '(not marked)'}")
