@@ -7,8 +7,9 @@ a cell's turn, the cell's earlier turns leave the history (``--append`` keeps th
 the new turn **takes the earlier turn's place**: it is sent the turns before that place
 only, and the turns after it stay after it. So re-running cell 2 of 5 sends what cell
 2 first saw (an unchanged cell replays), and the history keeps the notebook's order.
-With ``--append``, or when the earlier turn cannot be taken out, the new turn is added at
-the end. The event log keeps every turn and every event: a replaced turn only leaves the
+With ``--append``, when the earlier turn cannot be taken out, or when the cell is known
+only by its text (no front-end cell id: two cells with one text are one cell then, and
+the later one means "ask again, after what came between"), the new turn is added at the end. The event log keeps every turn and every event: a replaced turn only leaves the
 history (``%agent log`` marks it).
 
 A turn that compaction already folded into a summary cannot be taken out again; it
@@ -150,8 +151,10 @@ class CellHistory:
                     sent, tags = kept
                     removed.append(turn_id)
                 replaced.append(turn_id)
-        if place < len(sent) and sent[place].get("role") != "user":
-            place = len(sent)  # not at a turn's start: the new turn goes at the end
+        if run is None or not run.from_frontend or (place < len(sent) and sent[place].get("role") != "user"):
+            # At the end: a cell known only by its text may be another cell with the same
+            # text further down (asked again after the user said more), not this one re-run.
+            place = len(sent)
         self._after = (sent[place:], tags[place:])
         sent, tags = sent[:place], tags[:place]
         self._sent, self._replaced, self._removed = (sent, tags), replaced, removed

@@ -84,9 +84,9 @@ def _exports(init: Path) -> list[str]:
     raise AssertionError(f"{init} has no __all__")
 
 
-def test_there_are_twelve_integrations() -> None:
+def test_there_are_thirteen_integrations() -> None:
     assert NAMES == ["budget", "checkpoints", "citations", "context_pack", "decisions", "memory", "recording", "request_log",
-                     "runtime",
+                     "runtime", "server_tools",
                      "thinking_phase", "tracing", "web"]
 
 

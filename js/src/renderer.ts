@@ -366,8 +366,11 @@ export class AgentRenderer implements StoreListener {
       if (performance.now() > until) break;
     }
     if (this.next < this.backlog.length) {
+      // Still painting: say so (assistive tech, and tests that measure a finished view).
+      this.root.setAttribute("aria-busy", "true");
       this.timer = setTimeout(() => this.pump(), 0);
     } else {
+      this.root.removeAttribute("aria-busy");
       this.backlog = [];
       this.next = 0;
     }

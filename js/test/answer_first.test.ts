@@ -322,10 +322,12 @@ describe("big turns", () => {
     now.mockImplementation(() => (t += 1)); // every check costs 1 ms: slices of ~12 events
     sliced.r.reset(events);
     expect(sliced.all(".jb-step").length).toBeLessThan(steps); // not all at once
+    expect(sliced.r.root.getAttribute("aria-busy")).toBe("true"); // and it says it is still painting
     sliced.r.append([{ type: "turn_end", status: "completed", text: "", steps }]);
     live.r.append([{ type: "turn_end", status: "completed", text: "", steps }]);
     vi.runAllTimers();
     now.mockRestore();
+    expect(sliced.r.root.hasAttribute("aria-busy")).toBe(false);
     expect(sliced.host.innerHTML).toBe(live.host.innerHTML);
     expect(sliced.q(".jb-answer strong")?.textContent).toBe("170");
   }, 30_000);

@@ -390,7 +390,8 @@ def wait_idle_after_run(page) -> None:
     """Until the last run command has finished (JupyterLab's promise: every cell it ran got
     its reply), no cell is still executing, the kernel is idle, and the views are painted:
     each widget output shows its view (a finished turn re-publishes its output, and the new
-    view renders after the reply) with no turn still running in it."""
+    view renders after the reply) with no turn still running in it, and no view still
+    painting a backlog in slices (``aria-busy``, renderer.ts)."""
     page.wait_for_function(
         """() => {
             const w = window.jupyterapp.shell.currentWidget;
@@ -400,8 +401,10 @@ def wait_idle_after_run(page) -> None:
             const busy = w.content.widgets.some(c => c.model.type === 'code'
                 && (c.model.executionState === 'running' || (c.promptNode && c.promptNode.textContent.includes('*'))));
             const widgets = [...w.node.querySelectorAll('.jp-OutputArea-output.lm-Panel:not([data-mime-type])')];
-            const painted = widgets.every(o => o.querySelector('.jb-agent-view, .jb-compare-view'))
-                && !w.node.querySelector('.jb-turn.jb-running');
+            const bundles = [...w.node.querySelectorAll(
+                '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter-brain.turn+json"]')];
+            const painted = [...widgets, ...bundles].every(o => o.querySelector('.jb-agent-view, .jb-compare-view'))
+                && !w.node.querySelector('.jb-turn.jb-running, .jb-agent-view[aria-busy="true"]');
             return k.status === 'idle' && !busy && painted;
         }""",
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from .conftest import (copy_notebook, copy_tree, open_and_run, run_compare, screenshot, wait_idle_after_run,
                        wait_layout_stable)
@@ -196,6 +197,8 @@ def test_example_notebooks_in_both_themes(lab, page, name):
         target = page.locator(".jb-agent-view").first
         answer = target.locator(".jb-answer")
         assert answer.count() == 1
+        expect(answer).to_be_visible()
+        wait_layout_stable(page, ".jb-agent-view .jb-answer")
         assert answer.bounding_box()["y"] + 40 < page.viewport_size["height"], answer.bounding_box()
     if name == "strategies":
         tot = page.locator(".jb-agent-view").nth(3)

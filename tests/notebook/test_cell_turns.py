@@ -179,6 +179,13 @@ def test_a_replaced_turn_leaves_the_stored_history_too(shell, flag, tmp_path):
     assert history == (["Same", "one", "Same", "two"] if flag else ["Same", "two"])
 
 
+def in_cell(sh, cell_id, question, line="--provider bot"):
+    """Run ``question`` from the JupyterLab cell ``cell_id`` (a new execution each time)."""
+    in_cell.runs = getattr(in_cell, "runs", 0) + 1
+    sh.parent_header = {"header": {"msg_id": f"run-{in_cell.runs}"}, "metadata": {"cellId": cell_id}}
+    return agent(sh, line, question)
+
+
 def test_a_rerun_cell_takes_its_earlier_turns_place(shell, tmp_path):
     """Re-running cell 2 of 3 sends only what came before it, and keeps cell 3 after it:
     the history stays in the notebook's order, in memory and in the stored history."""
@@ -186,25 +193,25 @@ def test_a_rerun_cell_takes_its_earlier_turns_place(shell, tmp_path):
 
     bot = ScriptedProvider(["a1", "b1", "c1", "b2", "d1"])
     shell.user_ns["bot"] = bot
-    for question in ("Q1", "Q2", "Q3", "Q2"):
-        agent(shell, "--provider bot", question)
-    assert dialogue(bot.calls[3]) == ["Q1", "a1", "Q2"]  # not Q3's turn, asked after it
-    agent(shell, "--provider bot", "Q4")
-    assert dialogue(bot.calls[4]) == ["Q1", "a1", "Q2", "b2", "Q3", "c1", "Q4"]
+    for cell, question in (("c1", "Q1"), ("c2", "Q2"), ("c3", "Q3"), ("c2", "Q2 edited")):
+        in_cell(shell, cell, question)
+    assert dialogue(bot.calls[3]) == ["Q1", "a1", "Q2 edited"]  # not Q3's turn, asked after it
+    in_cell(shell, "c4", "Q4")
+    assert dialogue(bot.calls[4]) == ["Q1", "a1", "Q2 edited", "b2", "Q3", "c1", "Q4"]
     manager = magics_of(shell).manager
     manager.event_log.flush()
     reopened = SessionManager(tmp_path / ".jupyter_brain")
     stored = [m["content"] for m in reopened.use(manager.current.name).history]
     reopened.event_log.close()
-    assert stored == ["Q1", "a1", "Q2", "b2", "Q3", "c1", "Q4", "d1"]
+    assert stored == ["Q1", "a1", "Q2 edited", "b2", "Q3", "c1", "Q4", "d1"]
 
 
 def test_a_rerun_in_its_place_is_replaced_in_its_place_again(shell):
     """The turn ids of a history put back in order survive: the cell can be re-run again."""
     bot = ScriptedProvider(["a1", "b1", "a2", "a3", "c1"])
     shell.user_ns["bot"] = bot
-    for question in ("Q1", "Q2", "Q1", "Q1", "Q3"):
-        agent(shell, "--provider bot", question)
+    for cell, question in (("c1", "Q1"), ("c2", "Q2"), ("c1", "Q1"), ("c1", "Q1"), ("c3", "Q3")):
+        in_cell(shell, cell, question)
     assert [dialogue(c) for c in bot.calls[2:4]] == [["Q1"], ["Q1"]]
     assert dialogue(bot.calls[4]) == ["Q1", "a3", "Q2", "b1", "Q3"]
 
@@ -212,7 +219,17 @@ def test_a_rerun_in_its_place_is_replaced_in_its_place_again(shell):
 def test_append_still_adds_the_turn_at_the_end(shell):
     bot = ScriptedProvider(["a1", "b1", "a2", "c1"])
     shell.user_ns["bot"] = bot
-    for line, question in (("", "Q1"), ("", "Q2"), ("--append", "Q1"), ("", "Q3")):
-        agent(shell, f"--provider bot {line}", question)
+    for cell, line, question in (("c1", "", "Q1"), ("c2", "", "Q2"), ("c1", "--append", "Q1"), ("c3", "", "Q3")):
+        in_cell(shell, cell, question, f"--provider bot {line}")
     assert dialogue(bot.calls[2]) == ["Q1", "a1", "Q2", "b1", "Q1"]
     assert dialogue(bot.calls[3]) == ["Q1", "a1", "Q2", "b1", "Q1", "a2", "Q3"]
+
+
+def test_a_cell_known_by_its_text_asked_again_later_goes_at_the_end(shell):
+    """Without a front-end's cell id, the same text further down is "ask again, after what
+    came between" (notebooks/sessions.ipynb under nbconvert): its turn goes at the end."""
+    bot = ScriptedProvider(["I don't know when it starts.", "Noted.", "July to September."])
+    shell.user_ns["bot"] = bot
+    for question in ("Which months make up Q3?", "Our year starts in April.", "Which months make up Q3?"):
+        agent(shell, "--provider bot", question)
+    assert dialogue(bot.calls[2]) == ["Our year starts in April.", "Noted.", "Which months make up Q3?"]

@@ -152,8 +152,8 @@ def test_an_unchanged_earlier_cell_rerun_after_later_ones_replays(shell):
     from jupyter_brain.providers.scripted import ScriptedProvider
 
     shell.user_ns["bot"] = bot = ScriptedProvider(["a1", "b1"])
-    shell.run_cell_magic("agent", "--provider bot", "Q1")
-    shell.run_cell_magic("agent", "--provider bot", "Q2")
-    shell.run_cell_magic("agent", "--provider bot", "Q1")
+    for n, (cell, question) in enumerate((("c1", "Q1"), ("c2", "Q2"), ("c1", "Q1"))):
+        shell.parent_header = {"header": {"msg_id": f"run-{n}"}, "metadata": {"cellId": cell}}
+        shell.run_cell_magic("agent", "--provider bot", question)
     assert len(bot.calls) == 2
     assert shell.user_ns["_agent"].replay == "replayed" and shell.user_ns["_agent"].text == "a1"
