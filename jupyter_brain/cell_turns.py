@@ -138,7 +138,9 @@ class CellHistory:
 
     def before_turn(self, history: list[Message], run: CellRun | None, *, append: bool = False) -> list[Message]:
         """The history to send for a turn of ``run``'s cell: without the cell's earlier
-        turns and what came after them, unless ``append`` (or the turn has no cell)."""
+        turns, unless ``append`` (or the turn has no cell); for a cell the front-end names,
+        also without the turns after the earlier turn's place (``after_turn`` puts them back
+        after the new turn)."""
         if len(self.tags) != len(history):  # the history was set from outside: turns unknown
             self.tags = [""] * len(history)
         sent, tags, replaced, removed = list(history), list(self.tags), [], []
