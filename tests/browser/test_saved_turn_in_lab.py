@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from playwright.sync_api import expect
 
 from .conftest import open_and_run, open_notebook, run_command, screenshot, wait_idle_after_run, write_notebook
 
@@ -45,17 +46,18 @@ def test_finished_turn_is_drawn_by_the_extension_and_saved_as_data(lab, page):
     open_and_run(page, base, "saved_turn.ipynb")
     wait_idle_after_run(page)
     output = page.locator(".jb-turn-output .jb-agent-view").first
-    output.wait_for()
-    assert "fell from $57,100 to $44,900" in output.inner_text()
+    # Waits, not reads: on a loaded machine JupyterLab swaps the live widget for the drawn
+    # turn a moment after the kernel is idle.
+    expect(output).to_contain_text("fell from $57,100 to $44,900")
+    expect(output.locator("img.jb-tool-image")).to_have_count(1)  # the figure, from the Markdown's bytes
+    expect(page.locator(".jp-OutputArea-output .jb-agent-view")).to_have_count(1)  # the live widget is gone
     assert output.locator("mjx-container").count() == 0
-    assert output.locator("img.jb-tool-image").count() == 1  # the figure, from the Markdown's bytes
-    assert page.locator(".jp-OutputArea-output .jb-agent-view").count() == 1  # the live widget is gone
     # Re-run the agent cell: still one view in its output.
     page.evaluate("() => window.jupyterapp.shell.currentWidget.content.activeCellIndex = 1")
     run_command(page, "notebook:run-cell")
     wait_idle_after_run(page)
     page.locator(".jb-turn-output .jb-agent-view").first.wait_for()
-    assert page.locator(".jp-OutputArea-output .jb-agent-view").count() == 1
+    expect(page.locator(".jp-OutputArea-output .jb-agent-view")).to_have_count(1)
     screenshot(page, "saved_turn_live")
     _save(page)
     nb = json.loads(path.read_text())
