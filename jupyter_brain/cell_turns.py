@@ -173,12 +173,13 @@ class CellHistory:
         before = _tags_after_rewrite(prefix, sent, tags) if rewritten else tags
         history = list(messages) + after
         self.tags = before + [result.turn_id] * len(new) + after_tags
-        if self._removed:
-            self.table.drop_messages(self.session_id, self._removed)
-        if after:  # the stored history takes the same order (its rows were added at the end)
+        if after:  # the stored history rewritten in this order (the replaced turns left out)
             self.table.event_log.replace_history(self.session_id, history, turn_ids=self.tags)
-        elif rewritten:
-            self.table.retag(self.session_id, self.tags)
+        else:
+            if self._removed:
+                self.table.drop_messages(self.session_id, self._removed)
+            if rewritten:
+                self.table.retag(self.session_id, self.tags)
         if run is not None:
             self.table.add(self.session_id, result.turn_id, run, appended=append, replaces=self._replaced)
         self._sent, self._after, self._replaced, self._removed = None, ([], []), [], []
