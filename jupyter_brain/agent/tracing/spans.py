@@ -64,6 +64,7 @@ class TurnTracer(TurnHook):
         self.prepared_ns = 0  # the last event that prepared a wave of tool calls
         self.tool_args: dict[str, int] = {}
         self.approvals: dict[str, dict[str, Any]] = {}
+        self.server_calls: set[str] = set()  # calls the provider ran on its servers (server tools)
         self.error: str | None = None
         self.failed = False
 
@@ -209,6 +210,10 @@ class TurnTracer(TurnHook):
             self.model_attributes.pop(key, None)
         self.model_attributes.update(clean(later, self.redact))
 
+    def _tool_start(self, e: Any, ns: int) -> None:
+        if e.by_server:
+            self.server_calls.add(e.call_id)
+
     def _prepared(self, e: Any, ns: int) -> None:
         self.prepared_ns = ns
         if e.type == "tool_call_args":
@@ -226,8 +231,13 @@ class TurnTracer(TurnHook):
             end = start + ran
         else:  # never ran (unknown, blocked, invalid, denied, interrupted)
             start, end = (args_ns or ns), ns
+        by_server = e.call_id in self.server_calls
+        self.server_calls.discard(e.call_id)
         span = self._span(TOOL_SPAN, start, {
             "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": e.name, "gen_ai.tool.call.id": e.call_id,
+            # GenAI conventions: "function" runs on the client (here, the harness); an
+            # "extension" on the agent's side, as a provider's server tool does.
+            "gen_ai.tool.type": "extension" if by_server else "function", f"{PREFIX}.tool.by_server": by_server,
             "tool.name": e.name, OPENINFERENCE_KIND: "TOOL", f"{PREFIX}.step": e.step,
             f"{PREFIX}.tool.status": e.status, f"{PREFIX}.tool.wave": e.wave,
             f"{PREFIX}.tool.artifact": e.artifact, **self.approvals.pop(e.call_id, {}),
@@ -278,6 +288,7 @@ _HANDLERS: dict[str, Callable[[TurnTracer, Any, int], None]] = {
     "step_end": TurnTracer._step_end,
     "error": TurnTracer._error,
     "provider_fallback": TurnTracer._provider_fallback,
+    "tool_call_start": TurnTracer._tool_start,
     "tool_call_args": TurnTracer._prepared,
     "approval_request": TurnTracer._prepared,
     "approval_decision": TurnTracer._prepared,

@@ -16,6 +16,7 @@ from jupyter_brain.agent.harness import AgentHarness
 from jupyter_brain.agent.retry import RetryPolicy
 from jupyter_brain.agent.tools import AgentToolRegistry, tool
 from jupyter_brain.agent.tracing.spans import COMPACT_SPAN, LLM_SPAN, REFLECT_SPAN, TOOL_SPAN, TURN_SPAN
+from jupyter_brain.providers.base import ProviderResult, ServerToolUse, ToolCall
 from jupyter_brain.providers.scripted import ScriptedProvider
 
 FILLER = " ".join(f"row{i} revenue {i * 37 % 1000} units" for i in range(60))  # ~300+ tokens
@@ -229,6 +230,23 @@ def test_failed_and_unknown_tools_are_error_spans(exporter) -> None:
     assert dict(tools["n1"].attributes or {})["error.type"] == "invalid"  # an unknown tool
     assert "unknown tool" in (tools["n1"].status.description or "")
 
+
+
+def test_a_server_tool_is_a_tool_span_marked_as_the_servers(exporter) -> None:
+    """A tool the provider ran on its own servers (Anthropic's tool search) is a tool span
+    like ours, typed ``extension`` and marked ``by_server``; ours stay ``function``."""
+    search = ServerToolUse(id="srvtoolu_1", name="tool_search_tool_regex", input={"query": "weather"},
+                           summary="2 tools found")
+    script = [ProviderResult(text="", tool_calls=[ToolCall(id="f1", name="fetch", arguments={"part": 1})],
+                             server_tools=[search], stop_reason="tool_use"), "done"]
+    AgentHarness(ScriptedProvider(script), AgentToolRegistry([fetch]), None).run_turn("s", [], "q")
+    tools = {dict(s.attributes or {})["gen_ai.tool.call.id"]: dict(s.attributes or {})
+             for s in _by_name(exporter.get_finished_spans(), TOOL_SPAN)}
+    assert tools["srvtoolu_1"]["gen_ai.tool.type"] == "extension"
+    assert tools["srvtoolu_1"]["jupyter_brain.tool.by_server"] is True
+    assert tools["srvtoolu_1"]["gen_ai.tool.name"] == "tool_search_tool_regex"
+    assert tools["f1"]["gen_ai.tool.type"] == "function"
+    assert tools["f1"]["jupyter_brain.tool.by_server"] is False
 
 ANTHROPIC_KEY = "sk-ant-api03-" + "Zx9" * 20
 CUSTOM_SECRET = "hunter2-custom-secret-value"
