@@ -192,9 +192,15 @@ class EvalRunner:
             self._record()
 
     def run_all(self, on_row: Callable[[dict[str, Any]], Any] | None = None) -> EvalResult:
-        for row in self.run():
-            if on_row is not None:
-                on_row(row)
+        """Every row through ``on_row``; a Ctrl-C while it shows one stops the eval there too."""
+        rows = self.run()
+        try:
+            for row in rows:
+                if on_row is not None:
+                    on_row(row)
+        except KeyboardInterrupt:
+            self.result.stopped = "interrupted"
+            rows.close()  # the eval record is written with what finished
         return self.result
 
     def run_one(self, task: EvalTask, config: EvalConfig, repeat: int) -> dict[str, Any]:

@@ -145,3 +145,14 @@ def test_max_cost_bounds_the_whole_eval(log):
 def test_the_pareto_front():
     points = [("cheap-bad", 1.0, 0.2), ("mid", 2.0, 0.6), ("dear-good", 5.0, 0.9), ("dear-bad", 5.0, 0.5)]
     assert pareto_front(points) == ["cheap-bad", "mid", "dear-good"]
+
+
+def test_a_ctrl_c_while_a_row_is_shown_stops_the_eval_there(log):
+    def show(row):
+        raise KeyboardInterrupt
+
+    result = run_eval(TASKS, CONFIGS, hooks(lambda task, config, repeat: ANSWERS[task.id]), event_log=log,
+                      on_row=show)
+    assert len(result.rows) == 1 and result.stopped == "interrupted"
+    (record,) = log.records("eval")
+    assert record["stopped"] == "interrupted" and len(record["rows"]) == 1
