@@ -9,7 +9,9 @@ last state. Without a kernel (terminal IPython) each finished run is one printed
 
 from __future__ import annotations
 
+import base64
 import html
+import io
 import sys
 from typing import Any
 
@@ -177,4 +179,8 @@ def _show_figure(result: Any) -> None:
     except ImportError:  # matplotlib is optional (the examples extra)
         print("(pip install matplotlib for the success-rate-vs-cost plot)")
         return
-    display(figure)
+    png = io.BytesIO()  # drawn here: a Figure made without pyplot has no inline formatter in a kernel
+    figure.savefig(png, format="png", dpi=100)
+    configs = sum(1 for s in result.summary() if s["checked"])
+    display({"image/png": base64.b64encode(png.getvalue()).decode("ascii"),
+             "text/plain": f"<figure: {result.name}: success rate vs cost, {configs} config(s)>"}, raw=True)

@@ -104,7 +104,7 @@ def test_eval_returns_a_dataframe_and_a_wrong_config_fails_with_its_reason(shell
     out = capsys.readouterr().out
     assert "[1/4] sum × react #1: pass (completed" in out  # each run's line as it finishes
     assert "react            2/2 · 100 % (34–100 %)" in out
-    assert "<Figure size 640x380 with 1 Axes>" in out  # the rate-vs-cost plot
+    assert "<figure: tiny: success rate vs cost, 2 config(s)>" in out  # the rate-vs-cost plot
     assert "no failed runs" in out
 
 
