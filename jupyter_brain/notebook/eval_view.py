@@ -16,6 +16,7 @@ import sys
 from typing import Any
 
 from ..evals.checks import one_line
+from ..widgets._format import duration
 
 RESULT = {True: "pass", False: "FAIL", None: "–"}
 
@@ -145,12 +146,12 @@ class EvalDisplay:
 def summary_bundle(result: Any) -> dict[str, Any]:
     rows = "".join(
         "<tr>" + _cell(s["config"]) + _cell(rate_text(s)) + _cell(_tokens(s["input_tokens"]))
-        + _cell(_tokens(s["output_tokens"])) + _cell(_money(s["cost_usd"]))
-        + _cell("–" if s["seconds"] is None else f"{s['seconds']:.2f} s", "jb-eval-time") + "</tr>"
-        for s in result.summary())
+        + _cell(_tokens(s["output_tokens"]))
+        + _cell(_money(s["cost_usd"]) + ("" if s["seconds"] is None else f" · {duration(1000 * s['seconds'])}"))
+        + "</tr>" for s in result.summary())
     table = (f"<div class='jb-eval'>{EvalDisplay.STYLE}<b>success rate per config</b> (95 % Wilson interval; "
              f"means per run)<table><tr><th>config</th><th>success</th><th>tokens in</th><th>tokens out</th>"
-             f"<th>cost</th><th>time</th></tr>{rows}</table></div>")
+             f"<th>cost · time</th></tr>{rows}</table></div>")
     plain = "\n".join(f"{s['config']}: {rate_text(s)}" for s in result.summary())
     return {"text/html": table, "text/plain": plain}
 
