@@ -96,7 +96,7 @@ def summarize(rows: Sequence[dict[str, Any]], configs: Sequence[str]) -> list[di
             "config": config, "runs": len(mine), "passed": rate.successes, "checked": rate.n,
             "rate": rate.rate, "low": rate.low, "high": rate.high,
             **{metric: _mean([r[metric] for r in mine]) for metric in ("input_tokens", "output_tokens",
-                                                                        "cost_usd", "seconds")},
+                                                                        "cost_usd", "seconds", "steps")},
         })
     return out
 
@@ -224,7 +224,8 @@ class EvalRunner:
             checks=task_checks(task, options, self.hooks), environment=lambda strategy, run: environment,
         )
         (done,) = compared.rows
-        return _row(task, config, repeat, status=done["status"], passed=done["passed"], reason=done["reason"],
+        reason = "; ".join(dict.fromkeys(done["reason"].split("; ")))  # a missing variable fails every check alike
+        return _row(task, config, repeat, status=done["status"], passed=done["passed"], reason=reason,
                     input_tokens=done["input_tokens"], output_tokens=done["output_tokens"],
                     cost_usd=_plus(done["cost_usd"], done["judge_cost_usd"]), steps=done["steps"],
                     seconds=round(time.perf_counter() - started, 3), error=done["error"])

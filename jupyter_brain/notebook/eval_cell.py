@@ -12,7 +12,10 @@ it, its tools bound to that copy; its provider replays the run's recording when 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import sys
+from collections.abc import Iterator
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -118,13 +121,28 @@ def run_eval_command(magics: Any, rest: list[str]) -> Any:
                         max_cost=args.max_cost)
     view = eval_view(shell, runner.result)
     try:
-        result = runner.run_all(view.row)
+        with closing_new_figures():  # the runs' plots live in their namespaces, not in this cell's output
+            result = runner.run_all(view.row)
     finally:
         view.finish(runner.result, recordings.output_metadata())
     frame = result.to_dataframe()
     frame.attrs.update(eval_id=result.eval_id, stopped=result.stopped, summary=result.summary())
     user_ns["_eval"] = frame
     return frame
+
+
+@contextlib.contextmanager
+def closing_new_figures() -> Iterator[None]:
+    """Close the pyplot figures the runs opened (a task's ``fig``), or the inline backend
+    would show every one of them under the eval when the cell ends."""
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    before = set(pyplot.get_fignums()) if pyplot is not None else set()
+    try:
+        yield
+    finally:
+        pyplot = sys.modules.get("matplotlib.pyplot")
+        for number in set(pyplot.get_fignums()) - before if pyplot is not None else ():
+            pyplot.close(number)
 
 
 def _namespace_copies(shell: Any, user_ns: dict[str, Any]) -> Any:

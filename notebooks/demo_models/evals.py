@@ -54,7 +54,7 @@ SLIPS = {  # (strategy, task): the code it runs instead of the solution
                              "labels=['young', 'middle', 'senior']).astype(str)",
     ("none", "fill-median"): "readings['temp'] = readings.temp.fillna(readings.temp.mean())",
 }
-COT_GUESSES = {"mean-price": "20.00", "units-above-5": "60", "top-region": "north", "missing-count": "10",
+COT_GUESSES = {"mean-price": "20.00", "units-above-5": "60", "top-region": "north", "missing-count": "12",
                "order-total": "300.00", "saturdays": "9", "height-weight-corr": "0.70"}
 COMPARE_PROMPT = "Put the rows of `readings` that have no missing value into `df_clean`"
 QUESTION_PROMPT = "Which runs of `results` failed"
@@ -109,8 +109,8 @@ def _task_reply(task: str, strategy: str, messages: list[Message], start: int) -
 def _question_reply(messages: list[Message], start: int) -> Any:
     printed = [str(m.get("content", "")) for m in messages[start:] if m.get("role") == "tool"]
     if not printed:
-        return _run("print(results[results.passed == False][['task', 'config', 'reason']].to_string(index=False))",
-                    "I will list the failed runs.")
+        return _run("for r in results[results.passed == False].itertuples():\n"
+                    "    print(f'{r.task} × {r.config}: {r.reason[:70]}')", "I will list the failed runs.")
     return ("Final Answer: chain-of-thought fails every task: it never runs code, so no variable it was asked for "
             "exists and its numbers are guesses. ReAct cut the age groups at the wrong edges (30 and 60 went "
             "to the older group); without a strategy the missing temperatures were filled with the mean, "

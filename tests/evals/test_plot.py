@@ -10,7 +10,7 @@ from jupyter_brain.evals.runner import summarize
 
 def rows(config: str, passed: list[bool], cost: float | None, tokens: int = 100) -> list[dict]:
     return [{"task": "t", "config": config, "repeat": i, "passed": p, "input_tokens": tokens, "output_tokens": 10,
-             "cost_usd": cost, "seconds": 1.0} for i, p in enumerate(passed, 1)]
+             "cost_usd": cost, "seconds": 1.0, "steps": 1} for i, p in enumerate(passed, 1)]
 
 
 def test_the_figure_has_a_point_per_config_and_the_pareto_front():
@@ -33,3 +33,11 @@ def test_unpriced_configs_are_placed_by_their_tokens():
     summary = summarize(rows("local", [True], None, tokens=400) + rows("small", [False], 0.0, tokens=90),
                         ["local", "small"])
     assert cost_axis(summary) == ("mean tokens per run (input + output)", [410.0, 100.0])
+
+
+def test_without_cost_or_tokens_configs_are_placed_by_their_model_calls():
+    summary = summarize([{**r, "steps": 2} for r in rows("react", [True], None, tokens=0)]
+                        + [{**r, "steps": 1} for r in rows("cot", [False], None, tokens=0)], ["react", "cot"])
+    for s in summary:
+        s["output_tokens"] = 0
+    assert cost_axis(summary) == ("mean model calls per run", [2.0, 1.0])
