@@ -2,16 +2,14 @@
 
 A task file is YAML (a list of tasks, or a mapping with ``tasks`` and optional ``name``
 and ``configs``) or JSONL (one task per line; a line ``{"configs": [...]}`` names the
-configs). DSEval's problem files (``.py`` with ``# %%`` sections, or a folder with its
-``_manifest.yaml``) are read by ``evals/dseval.py``. Every entry is checked here, with
+configs); ``task_files.load_task_file`` reads the files, DSEval's problem files too
+(``evals/dseval.py``). Every entry is checked here, with
 pydantic, before anything runs: a bad file is one ``TaskFileError`` line naming the file,
 the entry (its ``id`` when it has one) and the field, never a traceback.
 """
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -176,57 +174,3 @@ def parse_task_file(data: Any, name: str) -> TaskFile:
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         place = where(tuple(first["loc"]), data)
         raise TaskFileError(f"{name}: {place + ': ' if place else ''}{message}{more}") from None
-
-
-def _yaml(text: str, name: str) -> Any:
-    import yaml
-
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
-        raise TaskFileError(f"{name}: not valid YAML: {at}{getattr(exc, 'problem', None) or exc}") from None
-
-
-def _jsonl(text: str, name: str) -> dict[str, Any]:
-    tasks: list[Any] = []
-    configs: list[Any] = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            entry = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise TaskFileError(f"{name}: line {number} is not JSON ({exc.msg})") from None
-        if isinstance(entry, dict) and set(entry) == {"configs"}:
-            configs.extend(entry["configs"] if isinstance(entry["configs"], list) else [entry["configs"]])
-        else:
-            tasks.append(entry)
-    return {"tasks": tasks, "configs": configs}
-
-
-def load_task_file(path: str | Path) -> TaskFile:
-    """Read a task file: ``.yaml``/``.yml``, ``.jsonl``/``.json``, or DSEval's format."""
-    path = Path(path)
-    name = path.name
-    if path.is_dir() or path.suffix == ".py":
-        from .dseval import load_dseval
-
-        return load_dseval(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TaskFileError(f"{path}: cannot read it ({exc.strerror or exc})") from None
-    if path.suffix == ".jsonl":
-        data: Any = _jsonl(text, name)
-    elif path.suffix == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise TaskFileError(f"{name}: not valid JSON: line {exc.lineno}: {exc.msg}") from None
-    elif path.suffix in (".yaml", ".yml"):
-        data = _yaml(text, name)
-    else:
-        raise TaskFileError(f"{name}: unknown task file type {path.suffix!r} (use .yaml, .jsonl, or DSEval's .py)")
-    return parse_task_file(data, name)

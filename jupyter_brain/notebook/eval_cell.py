@@ -79,7 +79,8 @@ def run_eval_command(magics: Any, rest: list[str]) -> Any:
     """``%agent eval FILE [flags]``: the DataFrame (also ``_eval``); ``None`` for ``--help``."""
     from ..compare import clone_provider
     from ..evals.runner import EvalHooks, EvalRunner
-    from ..evals.tasks import TaskFileError, load_task_file
+    from ..evals.task_files import load_task_file
+    from ..evals.tasks import TaskFileError
     from .eval_replay import EvalRecordings
     from .eval_view import eval_view
     from .providers import resolve_provider

@@ -11,7 +11,7 @@ import pytest
 
 from jupyter_brain.evals import all_passed, run_checks
 from jupyter_brain.evals.runner import EvalHooks, setup_namespace, task_checks
-from jupyter_brain.evals.tasks import load_task_file
+from jupyter_brain.evals.task_files import load_task_file
 from jupyter_brain.session import AgentOptions
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from jupyter_brain.evals.dseval import ReferenceCheck
-from jupyter_brain.evals.tasks import TaskFileError, load_task_file
+from jupyter_brain.evals.task_files import load_task_file
+from jupyter_brain.evals.tasks import TaskFileError
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
