@@ -152,3 +152,47 @@ def test_an_interrupted_eval_keeps_its_finished_rows_and_the_log_every_run(shell
     (record,) = log.records("eval")
     assert record["stopped"] == "interrupted" and [r["status"] for r in record["rows"]][-1] == "interrupted"
 
+
+
+def test_a_tasks_judge_is_a_labelled_model_opinion(shell, task_file):
+    Path("judged.yaml").write_text("tasks:\n  - id: poem\n    prompt: Write a haiku.\n    judge: It is a haiku.\n",
+                                   encoding="utf-8")
+    shell.user_ns["bot"] = ScriptedProvider(["Final Answer: roses are red"], repeat=True)
+    shell.user_ns["judge"] = ScriptedProvider(["FAIL\nIt has no 5-7-5 lines."], repeat=True)
+    frame = shell.run_line_magic("agent", "eval judged.yaml --provider bot --judge-provider judge --strategies react")
+    assert frame.passed.tolist() == [False]
+    assert frame.reason.tolist() == ["judge (model opinion): It has no 5-7-5 lines."]
+
+
+def test_a_dseval_problem_set_runs_through_the_command(shell):
+    fixture = Path(__file__).resolve().parents[1] / "evals" / "fixtures" / "dseval_orders.py"
+
+    def reply(messages, tools):
+        prompt = last_prompt(messages)
+        if "total amount" in prompt:
+            return "Final Answer: 65.0"
+        if any(m.get("role") == "tool" for m in messages):
+            return "Final Answer: added."
+        return {"text": "Action: run_python", "tool_calls": [
+            {"name": "run_python", "arguments": {"code": "orders['double'] = orders['amount'] * 2"}}]}
+
+    shell.user_ns["bot"] = ScriptedProvider([reply], repeat=True)
+    frame = shell.run_line_magic("agent", f"eval {fixture} --provider bot --strategies none")
+    assert frame.task.tolist() == ["dseval_orders-1", "dseval_orders-2"]
+    assert frame.passed.tolist() == [True, True], frame.reason.tolist()
+
+
+def test_max_cost_bounds_the_whole_eval(shell, task_file, capsys):
+    from tests.priced_providers import Priced
+
+    class PricedShared(Priced):
+        def clone(self):  # one priced model for every run (a ScriptedProvider's copy is unpriced)
+            return self
+
+    shell.user_ns["bot"] = PricedShared(["Final Answer: 6"], repeat=True)
+    frame = shell.run_line_magic("agent", "eval tiny.yaml --provider bot --tasks sum --runs 4 --configs react "
+                                          "--max-cost 0.02")
+    assert frame.status.tolist()[-1] == "budget" and len(frame) < 4
+    assert frame.cost_usd.sum() < 0.02
+    assert frame.attrs["stopped"] == "the --max-cost cap ($0.02) stopped it"
+    assert "eval stopped early (the --max-cost cap ($0.02) stopped it)" in capsys.readouterr().out
