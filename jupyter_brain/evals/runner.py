@@ -217,9 +217,9 @@ class EvalRunner:
             return _row(task, config, repeat, status="setup_error", passed=False, error=broken,
                         reason=f"the task's setup failed: {broken}", seconds=round(time.perf_counter() - started, 3))
         environment = RunEnvironment(self.hooks.tools(namespace), namespace, self.hooks.workspace(namespace))
-        provider = self.hooks.provider(task, config, repeat)
-        compared = run_comparison(
-            task.prompt, [options.strategy], lambda strategy, run: provider, list, options,
+        compared = run_comparison(  # a provider that cannot be built is the run's error row
+            task.prompt, [options.strategy], lambda strategy, run: self.hooks.provider(task, config, repeat), list,
+            options,
             runs=1, event_log=self.event_log, working_directory=self.hooks.working_directory,
             checks=task_checks(task, options, self.hooks), environment=lambda strategy, run: environment,
         )

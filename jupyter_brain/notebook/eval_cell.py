@@ -112,6 +112,9 @@ def run_eval_command(magics: Any, rest: list[str]) -> Any:
         return clone_provider(checked[config.name])
 
     mode = replay_mode(options_of[configs[0].name], args)  # --replay/--rerun, else the kernel's
+    if mode == "off":  # every run goes live: a provider that cannot be built fails the cell now
+        for config in configs:
+            live(config)
     recordings = EvalRecordings(magics, os.path.basename(args.file), mode, live, lambda c: options_of[c.name])
     hooks = EvalHooks(
         options=lambda c: options_of[c.name], provider=recordings, namespace=_namespace_copies(shell, user_ns),

@@ -100,7 +100,8 @@ def _cell(value: Any, cls: str = "") -> str:
 class EvalDisplay:
     """The kernel's live display: a progress bar and the rows so far, updated in place."""
 
-    STYLE = ("<style>.jb-eval table{border-collapse:collapse;font-size:12px}.jb-eval td,.jb-eval th{padding:2px 8px;"
+    STYLE = ("<style>.jb-eval table{border-collapse:collapse;font-size:12px}.jp-RenderedHTMLCommon .jb-eval td,"
+             ".jp-RenderedHTMLCommon .jb-eval th,.jb-eval td,.jb-eval th{padding:2px 8px;"
              "border-bottom:1px solid #ddd;text-align:left;white-space:nowrap}.jb-eval .fail{color:#b00020}"
              ".jb-eval .pass{color:#1b7f3b}.jb-eval progress{width:240px;vertical-align:middle}</style>")
 

@@ -196,3 +196,10 @@ def test_max_cost_bounds_the_whole_eval(shell, task_file, capsys):
     assert frame.cost_usd.sum() < 0.02
     assert frame.attrs["stopped"] == "the --max-cost cap ($0.02) stopped it"
     assert "eval stopped early (the --max-cost cap ($0.02) stopped it)" in capsys.readouterr().out
+
+
+def test_a_provider_that_cannot_be_built_is_an_error_row_or_fails_before_any_run(shell, task_file):
+    frame = shell.run_line_magic("agent", "eval tiny.yaml --provider nosuch --configs react --tasks sum")
+    assert frame.status.tolist() == ["error"] and "nosuch" in frame.error.iloc[0]
+    with pytest.raises(UsageError, match="nosuch"):
+        shell.run_line_magic("agent", "eval tiny.yaml --provider nosuch --configs react --tasks sum --rerun")
