@@ -222,6 +222,7 @@ class EvalRunner:
             options,
             runs=1, event_log=self.event_log, working_directory=self.hooks.working_directory,
             checks=task_checks(task, options, self.hooks), environment=lambda strategy, run: environment,
+            record=False,  # not a %%compare: %agent compare-history stays as it was; the eval record has the rows
         )
         (done,) = compared.rows
         reason = "; ".join(dict.fromkeys(done["reason"].split("; ")))  # a missing variable fails every check alike
