@@ -240,6 +240,7 @@ def run_comparison(
     cancel: threading.Event | None = None,
     checks: Sequence[Check] = (),
     environment: Callable[[str, int], RunEnvironment] | None = None,
+    record: bool = True,
 ) -> CompareResult:
     """Run ``prompt`` under every strategy ``runs`` times, all runs at once.
 
@@ -250,6 +251,7 @@ def run_comparison(
     while waiting) stops every run at its next check; they end as ``interrupted``.
     ``checks`` judge each run as it ends (a judge's calls share the ``--max-cost`` cap);
     ``environment(strategy, run)`` gives each run its own tools and namespace.
+    ``record=False`` leaves the ``comparison`` record out (an eval set's runs: its ``eval`` record has them).
     """
     unknown = [s for s in strategies if s not in STRATEGIES]
     if unknown or not strategies:
@@ -317,6 +319,8 @@ def run_comparison(
         max_cost=shared.max_cost if shared is not None else None,
     )
     compare._namespaces = namespaces
+    if not record:
+        return compare
     event_log.add_record("comparison", {
         "comparison_id": comparison_id, "prompt": prompt, "strategies": list(strategies),
         "runs": runs, "rows": compare.rows, "checks": compare.checks,

@@ -14,6 +14,7 @@ from ._base import DEFAULT_PROVIDER, demo_setup, live, temporary_data_dir
 from ._sections import ScriptedByPrompt, Section
 from .comparison import comparison_model
 from .dataframes import dataframe_model
+from .evals import eval_model
 from .other import bounded_context_model, mcp_model, safety_model
 from .quickstart import quickstart_model
 from .reflection import reflection_model
@@ -29,6 +30,7 @@ __all__ = [
     "comparison_model",
     "dataframe_model",
     "demo_setup",
+    "eval_model",
     "fiscal_model",
     "live",
     "mcp_model",

@@ -17,6 +17,7 @@ from . import (
     comparisons,
     config,
     decisions,
+    evals,
     fix,
     hooks,
     inspect_request,
@@ -61,6 +62,7 @@ HANDLERS: dict[str, Handler] = {
     "fix": fix.cmd_fix,
     "skills": skills.cmd_skills,
     "hooks": hooks.cmd_hooks,
+    "eval": evals.cmd_eval,
     "help": cmd_help,
 }
 

@@ -33,6 +33,8 @@ SUBCOMMANDS = {
     "forget ID": "delete a memory (its id from %agent memory, e.g. m3)",
     "skills": "the skill files (.jupyter_brain/skills/, ./skills/) a cell can use with --skill NAME",
     "hooks [add|remove NAME | clear]": "attach the TurnHook in variable NAME to the next %%agent cells (README: Hooks)",
+    "eval FILE [--runs N]": "run an eval set's tasks under its configs (--configs, --strategies): success rates, "
+                            "a rate-vs-cost plot, a DataFrame (README: Eval sets; --help)",
     "help": "this help",
 }
 

@@ -1,0 +1,71 @@
+"""``%agent eval`` in a real kernel (#27): nbclient runs it with a scripted model and no key;
+the saved outputs are the finished progress display (with every run's recording), the
+success-rate table, the rate-vs-cost figure as a PNG, the failures, and the DataFrame."""
+
+from __future__ import annotations
+
+import pytest
+
+TASKS = """
+configs:
+  - {name: good, strategy: react, provider: bot}
+  - {name: bad, strategy: react, provider: badbot}
+tasks:
+  - id: mean
+    setup: |
+      import pandas as pd
+      sales = pd.DataFrame({"units": [3, 5, 7]})
+    prompt: What is the mean of sales.units?
+    expect: "5"
+  - id: total
+    setup: |
+      import pandas as pd
+      sales = pd.DataFrame({"units": [3, 5, 7]})
+    prompt: Store the total of sales.units in `total`.
+    check: total == 15
+"""
+
+
+@pytest.mark.kernel
+def test_in_a_real_kernel_the_eval_shows_progress_rates_the_plot_and_returns_a_dataframe(tmp_path, monkeypatch):
+    import nbformat
+    from nbclient import NotebookClient
+
+    for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    (tmp_path / "tasks.yaml").write_text(TASKS, encoding="utf-8")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(
+            "%load_ext jupyter_brain\n"
+            f"%config AgentMagics.data_dir = {str(tmp_path / 'jb')!r}\n"
+            "from jupyter_brain import ScriptedProvider\n"
+            "kept = [1, 2]\n"
+            "def answer(messages, tools, wrong=False):\n"
+            "    prompt = [m['content'] for m in messages if m.get('role') == 'user'][-1]\n"
+            "    if 'mean' in prompt:\n"
+            "        return 'Final Answer: 4' if wrong else 'Final Answer: 5'\n"
+            "    if any(m.get('role') == 'tool' for m in messages):\n"
+            "        return 'Final Answer: stored.'\n"
+            "    return {'text': 'Action: run_python', 'tool_calls': [{'name': 'run_python', "
+            "'arguments': {'code': 'total = int(sales.units.sum())'}}]}\n"
+            "bot = ScriptedProvider([answer], repeat=True)\n"
+            "badbot = ScriptedProvider([lambda m, t: answer(m, t, wrong=True)], repeat=True)"),
+        nbformat.v4.new_code_cell("%agent eval tasks.yaml"),
+        nbformat.v4.new_code_cell("print(_eval.passed.tolist(), 'total' in dir(), kept)"),
+    ]
+    NotebookClient(nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    outputs = nb.cells[1].outputs
+    displays = [o for o in outputs if o.output_type == "display_data"]
+    progress, summary, figure, failures = displays
+    assert "4/4 runs · finished" in progress.data["text/html"] and "<progress value='4' max='4'>" in \
+        progress.data["text/html"]
+    assert progress.data["text/plain"] == "eval tasks.yaml: 4/4 runs [####################] finished"
+    assert len(progress.metadata["jupyter_brain"]["recordings"]) == 4  # each run replays next time
+    assert "good: 2/2 · 100 % (34–100 %)" in summary.data["text/plain"]
+    assert "bad: 1/2 · 50 % (9–91 %)" in summary.data["text/plain"]
+    assert figure.data["image/png"]  # the success-rate-vs-cost plot, a real figure
+    assert "mean:\n  bad #1: expect: expected '5' (±0.5); the answer's numbers: 4" in failures.data["text/plain"]
+    (result,) = [o for o in outputs if o.output_type == "execute_result"]
+    assert "text/html" in result.data and "passed" in result.data["text/plain"]  # the DataFrame
+    assert nb.cells[2].outputs[0].text.strip() == "[True, False, True, True] False [1, 2]"
