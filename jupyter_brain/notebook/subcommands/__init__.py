@@ -17,6 +17,7 @@ from . import (
     comparisons,
     config,
     decisions,
+    export_test,
     fix,
     hooks,
     inspect_request,
@@ -61,6 +62,7 @@ HANDLERS: dict[str, Handler] = {
     "fix": fix.cmd_fix,
     "skills": skills.cmd_skills,
     "hooks": hooks.cmd_hooks,
+    "export_test": export_test.cmd_export_test,
     "help": cmd_help,
 }
 

@@ -33,6 +33,7 @@ SUBCOMMANDS = {
     "forget ID": "delete a memory (its id from %agent memory, e.g. m3)",
     "skills": "the skill files (.jupyter_brain/skills/, ./skills/) a cell can use with --skill NAME",
     "hooks [add|remove NAME | clear]": "attach the TurnHook in variable NAME to the next %%agent cells (README: Hooks)",
+    "export-test N [PATH]": "turn N (-1: the last) as a pytest file replaying its recording; --live, --expect, --check",
     "help": "this help",
 }
 

@@ -1,0 +1,100 @@
+"""What a turn's test needs, gathered when its ``%%agent`` cell runs (#27).
+
+``remember_turn`` is called once per turn by the cell: the cell's flags and prompt as
+written, the code cells the kernel ran before it (its *setup*: what recreates the
+variables the turn's tools and a ``--check`` read), the kernel's settings that differ
+from their defaults, the history the turn was sent and its recording. The ``TurnResult``
+keeps them (``to_test()``), and so does the kernel, by turn id, for ``%agent export-test N``.
+Only turns of this kernel are known: an earlier kernel's cells and setup are not.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any
+
+from ..evals.export_test import TurnExporter, TurnSource
+from .cell_identity import cell_flags
+
+KEPT_TURNS = 200  # the kernel's most recent turns that can be exported
+SESSION_FLAGS = ("--session",)  # the exported test seeds its own session with the turn's history
+SESSION_SWITCHES = ("--new",)
+# Lines of a setup cell left out: the extension itself (the test loads it) and its commands.
+OUR_LINES = ("%agent", "%load_ext jupyter_brain", "%reload_ext jupyter_brain", "%unload_ext jupyter_brain")
+OUR_CELLS = ("%%agent", "%%compare")
+
+_turns: OrderedDict[str, TurnSource] = OrderedDict()
+
+
+def exported_flags(line: str) -> str:
+    """The cell's flags for the test: not how it ran (``--replay``, ``--rerun``, ``--append``)
+    nor which session (the test makes its own, with the turn's history)."""
+    kept: list[str] = []
+    skip = False
+    for word in cell_flags(line):
+        if skip:
+            skip = False
+        elif word in SESSION_FLAGS:
+            skip = True
+        elif word not in SESSION_SWITCHES and not word.startswith(tuple(f"{f}=" for f in SESSION_FLAGS)):
+            kept.append(word)
+    return " ".join(kept)
+
+
+def setup_cells(shell: Any) -> list[str]:
+    """The code cells this kernel ran before the running one, as typed, without ours."""
+    history = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None)
+    count = getattr(shell, "execution_count", 0)
+    if not isinstance(history, list) or not isinstance(count, int):
+        return []
+    cells = []
+    for raw in history[1:count]:
+        text = str(raw)
+        if text.lstrip().startswith(OUR_CELLS):
+            continue
+        kept = [ln for ln in text.splitlines() if not ln.strip().startswith(OUR_LINES)]
+        code = "\n".join(kept).strip()
+        if code:
+            cells.append(code)
+    return cells
+
+
+def changed_settings(magics: Any) -> dict[str, Any]:
+    """The kernel's ``AgentMagics`` settings that are not at their defaults (``replay`` and
+    the folders aside: the test chooses those)."""
+    from ..settings import SETTINGS
+
+    left_out = {"replay", "data_dir", "notebook", "workspace_dir", "approval_timeout"}
+    out = {}
+    for name, setting in SETTINGS.items():
+        value = getattr(magics, name, setting.default)
+        if name not in left_out and value != setting.default and isinstance(value, (str, int, float, bool)):
+            out[name] = value
+    return out
+
+
+def remember_turn(magics: Any, line: str, cell: str, result: Any, provider: Any, session: Any) -> None:
+    """Keep what the turn's test needs (see the module's docstring); never fails the cell."""
+    try:
+        ids = [t.turn_id for t in session.turns()]
+        number = ids.index(result.turn_id) + 1 if result.turn_id in ids else len(ids)
+        recording = provider.recording().dump() if getattr(provider, "calls", None) else None
+        new = len(result.new_messages)
+        source = TurnSource(
+            session=result.session_id, turn_id=result.turn_id, turn_number=number, flags=exported_flags(line),
+            prompt=cell.strip(), setup=setup_cells(magics.shell), config=changed_settings(magics),
+            history=list(result.messages[: len(result.messages) - new]) if new else list(result.messages),
+            recording=recording, answer=result.text, status=str(result.status))
+    except Exception:  # noqa: BLE001 - exporting is a convenience; the turn's own result stands
+        return
+    result._export = TurnExporter(source)
+    _turns[result.turn_id] = source
+    while len(_turns) > KEPT_TURNS:
+        _turns.popitem(last=False)
+
+
+def remembered(turn_id: str) -> TurnSource | None:
+    return _turns.get(turn_id)
+
+
+__all__ = ["changed_settings", "exported_flags", "remember_turn", "remembered", "setup_cells"]
