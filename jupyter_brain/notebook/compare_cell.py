@@ -48,6 +48,7 @@ def run_compare_cell(magics: Any, line: str, cell: str) -> None:
     factory = replaying_runs(magics, options, args, without_checks(line), cell, args.strategies, args.runs,  # (#24)
                              lambda: compare_providers(options, args.strategies, user_ns))
     prompt = interpolate(cell.strip(), user_ns)
+    args.check_timeout = args.check_timeout or getattr(magics, "check_timeout", None)  # AgentMagics.check_timeout
     checks = comparison_checks(args, options, prompt, user_ns)  # --expect, --check, --judge (#27)
     changed_since = namespace_guard(magics, user_ns)  # the user's variables, before any run
     view = compare_view(magics.shell, args.strategies, args.runs, prompt)
@@ -58,7 +59,7 @@ def run_compare_cell(magics: Any, line: str, cell: str) -> None:
             runs=args.runs, event_log=event_log, on_event=view.handle, on_run_end=view.run_finished,
             working_directory=os.getcwd(), prompt_directory=prompt_directory(magics.runtime),
             web_search=registered_web_search(),  # @jupyter_brain.web_search
-            checks=checks, environment=run_environments(magics, user_ns),  # each run its own namespace copy
+            checks=checks, environment=run_environments(magics, user_ns, no_copy=args.no_copy),  # its own copy
         )
         result.namespace_changes = changed_since()  # DSEval's "namespace intact"
         view.bind(result.comparison_id, event_log)
