@@ -40,6 +40,7 @@ class CheckResult(BaseModel):
     passed: bool
     reason: str
     opinion: bool = False
+    recorded: bool = False  # a judge's verdict given before (replayed), not asked again: no call, no cost
     input_tokens: int = 0  # a judge's model call; zero for rule checks
     output_tokens: int = 0
     cost_usd: float | None = 0.0

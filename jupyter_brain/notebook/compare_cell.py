@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 
 from .compare_checks import comparison_checks, namespace_guard, run_environments, without_checks
+from .compare_judge import judge_verdicts, keep_verdicts
 from .compare_replay import replaying_runs
 from .interpolate import interpolate
 from .options import options_for
@@ -49,7 +50,8 @@ def run_compare_cell(magics: Any, line: str, cell: str) -> None:
                              lambda: compare_providers(options, args.strategies, user_ns))
     prompt = interpolate(cell.strip(), user_ns)
     args.check_timeout = args.check_timeout or getattr(magics, "check_timeout", None)  # AgentMagics.check_timeout
-    checks = comparison_checks(args, options, prompt, user_ns)  # --expect, --check, --judge (#27)
+    verdicts = judge_verdicts(magics, options, args)  # a judge's recorded verdicts (#27)
+    checks = comparison_checks(args, options, prompt, user_ns, verdicts)  # --expect, --check, --judge (#27)
     changed_since = namespace_guard(magics, user_ns)  # the user's variables, before any run
     view = compare_view(magics.shell, args.strategies, args.runs, prompt)
     event_log = magics.manager.event_log
@@ -64,7 +66,7 @@ def run_compare_cell(magics: Any, line: str, cell: str) -> None:
         result.namespace_changes = changed_since()  # DSEval's "namespace intact"
         view.bind(result.comparison_id, event_log)
         view.finish(result)  # the header's notes: a budget stop, a changed user namespace
-        view.output_metadata = factory.output_metadata()  # every run's recording, saved with the notebook
+        view.output_metadata = keep_verdicts(verdicts, event_log, factory.output_metadata())  # + the judge's
     finally:
         close_view(view)
     user_ns["_compare"] = result

@@ -19,9 +19,11 @@ from IPython.core.error import UsageError
 from .kernel_inputs import cell_tools, workspace_for
 
 
-def comparison_checks(args: Any, options: Any, prompt: str, user_ns: dict[str, Any]) -> list[Any]:
-    """The cell's checks in the order written: ``--expect``, ``--check``, then the judge.
-    A ``--check`` that does not compile is a usage error now, before any run."""
+def comparison_checks(args: Any, options: Any, prompt: str, user_ns: dict[str, Any],
+                      verdicts: Any = None) -> list[Any]:
+    """The cell's checks in the order written: ``--expect``, ``--check``, then the judge
+    (``verdicts``: those it gave before, ``compare_judge.py``). A ``--check`` that does not
+    compile is a usage error now, before any run."""
     from ..evals import ExpectCheck, ExprCheck
     from ..evals.checks import DEFAULT_CHECK_TIMEOUT_S
 
@@ -36,12 +38,13 @@ def comparison_checks(args: Any, options: Any, prompt: str, user_ns: dict[str, A
     if args.judge_provider is not None and args.judge is None:
         raise UsageError("%%compare: --judge-provider needs --judge")
     if args.judge is not None:
-        checks.append(judge_check(args, options, prompt, user_ns))
+        checks.append(judge_check(args, options, prompt, user_ns, verdicts))
     return checks
 
 
-def judge_check(args: Any, options: Any, prompt: str, user_ns: dict[str, Any]) -> Any:
-    """The judge: its provider (built and checked now), the question, the rubric."""
+def judge_check(args: Any, options: Any, prompt: str, user_ns: dict[str, Any], verdicts: Any = None) -> Any:
+    """The judge: its provider (built and checked now), the question, the rubric, and the
+    verdicts it gave before (reused without a call)."""
     from ..evals import JudgeCheck
     from .providers import resolve_provider
 
@@ -49,12 +52,13 @@ def judge_check(args: Any, options: Any, prompt: str, user_ns: dict[str, Any]) -
     if not args.judge_provider and isinstance(user_ns.get(name) if name.isidentifier() else None, dict):
         raise UsageError(f"%%compare: --provider {name} maps strategies to providers; name the judge's with "
                          "--judge-provider")
+    judge = f"{name}:{options.model or ''}"  # which judge, in its verdicts' keys
     try:
         provider = resolve_provider(options.model_copy(update={"provider": name}), user_ns, "%%compare")
     except UsageError as exc:  # no key here: the runs may still replay; each verdict says why
-        return UnavailableJudge(args.judge.strip(), str(exc).removeprefix("%%compare: "))
+        return UnavailableJudge(args.judge.strip(), str(exc).removeprefix("%%compare: "), prompt, judge, verdicts)
     return JudgeCheck(provider, prompt, args.judge.strip(),
-                      timeout_s=float(getattr(options, "timeout", 120) or 120))
+                      timeout_s=float(getattr(options, "timeout", 120) or 120), memory=verdicts, judge=judge)
 
 
 CHECK_FLAGS = ("--expect", "--check", "--judge-provider", "--check-timeout")  # each takes one value
@@ -93,10 +97,14 @@ KEPT_KERNEL_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit"})
 @dataclass(frozen=True)
 class UnavailableJudge:
     """A judge whose model cannot be built on this machine (no key): a saved comparison still
-    replays its answers offline, and each run says it was not judged, and why."""
+    replays its answers offline, with the verdicts recorded for them; a run with none says it
+    was not judged, and why."""
 
     rubric: str
     why: str
+    question: str = ""
+    judge: str = ""
+    memory: Any = None
     kind: str = "judge"
 
     @property
@@ -106,7 +114,13 @@ class UnavailableJudge:
     def evaluate(self, answer: str, namespace: Any) -> Any:
         from ..evals import CheckResult
         from ..evals.checks import one_line
+        from ..evals.judge import DEFAULT_RUBRIC, recorded_verdict
+        from ..evals.judge_memory import verdict_key
 
+        key = verdict_key(self.question, answer or "", self.rubric or DEFAULT_RUBRIC, self.judge)
+        recorded = recorded_verdict(self.memory, key, self.label, self.kind) if (answer or "").strip() else None
+        if recorded is not None:
+            return recorded
         return CheckResult(kind=self.kind, label=self.label, passed=False, opinion=True,
                            reason=one_line(f"not judged: {self.why}"))
 

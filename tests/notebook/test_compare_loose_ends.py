@@ -6,8 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pytest
 
 from jupyter_brain.providers.scripted import ScriptedProvider
+from tests.priced_providers import Priced
 
 RIGHT = "Step 1: 6*7=42\nFinal Answer: 42"
 ENDLESS = "sum(1 for _ in iter(int, 1))"
@@ -53,3 +55,77 @@ def test_no_copy_shares_every_variable_and_the_intact_check_still_reports(shell,
     assert "note: --no-copy: the runs share your variables (bot, kept); a change one makes in place" in out
     assert shell.user_ns["kept"] == {"n": 2}  # shared: the run's change reached it
     assert result.namespace_changes == ["kept (changed)"]
+
+
+WRONG = "Step 1: 6*7=41\nFinal Answer: 41"
+JUDGED = "--strategies react,cot --provider bots --judge 'the product is right' --judge-provider judge"
+
+
+def judge_reply(messages, tools):
+    right = "Final Answer: 42" in messages[-1]["content"]
+    return {"text": "PASS\nsays 42" if right else "FAIL\nsays 41, not 42",
+            "usage": {"input_tokens": 200, "output_tokens": 20}}
+
+
+class JudgeMustNotCall(ScriptedProvider):
+    name = "anthropic"
+
+    def generate(self, *args: Any, **kwargs: Any) -> Any:
+        pytest.fail("the judge was asked again about a recorded answer")
+
+    generate_stream = generate
+
+
+def bots() -> dict[str, ScriptedProvider]:
+    return {"react": ScriptedProvider([RIGHT]), "cot": ScriptedProvider([WRONG])}
+
+
+def test_a_replayed_comparison_reuses_the_judges_recorded_verdicts(shell):
+    shell.user_ns.update(bots=bots(), judge=Priced([judge_reply], repeat=True))
+    first = compare(shell, JUDGED)
+    assert len(shell.user_ns["judge"].calls) == 2 and first.total_cost_usd > 0
+    magics = shell.magics_manager.registry["AgentMagics"]
+    assert len(magics.manager.event_log.records("judge_verdict")) == 2
+
+    shell.user_ns["judge"] = JudgeMustNotCall([])  # replay: 0 judge calls
+    again = compare(shell, JUDGED)
+    assert {t.replay for runs in again.results.values() for t in runs} == {"replayed"}
+    by = {r["strategy"]: r for r in again.rows}
+    assert by["react"]["passed"] is True and by["cot"]["passed"] is False
+    assert by["cot"]["reason"] == "judge (model opinion): says 41, not 42 (recorded verdict, not asked again)"
+    assert all(v.recorded and v.opinion for r in ("react", "cot") for v in again.verdicts(r)[0])
+    assert again.total_cost_usd == 0 and by["react"]["judge_cost_usd"] == 0
+
+    shell.user_ns["judge"] = Priced([judge_reply], repeat=True)  # an edited rubric is a new question
+    edited = compare(shell, JUDGED.replace("the product is right", "the product is 42"))
+    assert len(shell.user_ns["judge"].calls) == 2 and not any(v.recorded for v in edited.verdicts("react")[0])
+    shell.user_ns.update(bots=bots(), judge=Priced([judge_reply], repeat=True))
+    compare(shell, JUDGED + " --rerun")  # --rerun asks again
+    assert len(shell.user_ns["judge"].calls) == 2
+
+
+def test_the_verdicts_are_saved_with_the_cell_and_found_by_a_fresh_kernel(shell, tmp_path):
+    import nbformat
+
+    from jupyter_brain.notebook.compare_judge import keep_verdicts
+
+    shell.user_ns.update(bots=bots(), judge=Priced([judge_reply], repeat=True))
+    compare(shell, JUDGED)
+    magics = shell.magics_manager.registry["AgentMagics"]
+    log = magics.manager.event_log
+    from jupyter_brain.evals.judge_memory import RecordedVerdicts
+    from jupyter_brain.notebook.compare_judge import logged_verdicts
+
+    saved = keep_verdicts(RecordedVerdicts(known=logged_verdicts(log), used=logged_verdicts(log)), log, {})
+    assert len(saved["jupyter_brain"]["judged"]) == 2
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("%%compare ...")
+    cell.outputs = [nbformat.v4.new_output("display_data", data={"text/plain": "view"}, metadata=saved)]
+    nb.cells.append(cell)
+    nbformat.write(nb, tmp_path / "saved.ipynb")
+    with log._db_lock:  # a fresh kernel: the log does not have them …
+        log._db.execute("DELETE FROM records WHERE kind = 'judge_verdict'")
+    shell.run_line_magic("config", f"AgentMagics.notebook = {str(tmp_path / 'saved.ipynb')!r}")
+    shell.user_ns["judge"] = JudgeMustNotCall([])  # … the notebook does
+    again = compare(shell, JUDGED)
+    assert all(v.recorded for r in ("react", "cot") for v in again.verdicts(r)[0])
