@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
+from ..comparison_costs import record_comparison_cost
 from .compare_checks import comparison_checks, namespace_guard, run_environments, without_checks
 from .compare_judge import judge_verdicts, keep_verdicts
 from .compare_replay import replaying_runs
@@ -64,6 +65,7 @@ def run_compare_cell(magics: Any, line: str, cell: str) -> None:
             checks=checks, environment=run_environments(magics, user_ns, no_copy=args.no_copy),  # its own copy
         )
         result.namespace_changes = changed_since()  # DSEval's "namespace intact"
+        record_comparison_cost(event_log, magics.manager.current.name, result)  # %agent cost: runs + judge (#27)
         view.bind(result.comparison_id, event_log)
         view.finish(result)  # the header's notes: a budget stop, a changed user namespace
         view.output_metadata = keep_verdicts(verdicts, event_log, factory.output_metadata())  # + the judge's

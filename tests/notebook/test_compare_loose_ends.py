@@ -129,3 +129,25 @@ def test_the_verdicts_are_saved_with_the_cell_and_found_by_a_fresh_kernel(shell,
     shell.user_ns["judge"] = JudgeMustNotCall([])  # … the notebook does
     again = compare(shell, JUDGED)
     assert all(v.recorded for r in ("react", "cot") for v in again.verdicts(r)[0])
+
+
+def test_the_judges_cost_is_in_agent_cost(shell, capsys):
+    from tests.priced_providers import SONNET_IN, SONNET_OUT
+
+    shell.user_ns.update(bots=bots(), judge=Priced([judge_reply], repeat=True))
+    first = compare(shell, JUDGED)
+    capsys.readouterr()
+    shell.run_line_magic("agent", "cost")
+    out = capsys.readouterr().out
+    one_call = 200 * SONNET_IN + 20 * SONNET_OUT
+    assert (f"compare {first.comparison_id}: 2 runs $0.0000; judge 2 calls, 440 tokens ${2 * one_call:.4f}  "
+            f"(total ${2 * one_call:.4f})") in out
+    assert f"total: ${2 * one_call:.4f}" in out  # charged to the session that ran the cell
+
+    shell.user_ns["judge"] = JudgeMustNotCall([])
+    again = compare(shell, JUDGED)  # replayed: recorded verdicts cost nothing
+    capsys.readouterr()
+    shell.run_line_magic("agent", "cost")
+    out = capsys.readouterr().out
+    assert f"compare {again.comparison_id}: 2 runs $0.0000  (total $0.0000)" in out
+    assert f"total: ${2 * one_call:.4f}" in out
