@@ -11,6 +11,7 @@ Only turns of this kernel are known: an earlier kernel's cells and setup are not
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Mapping
 from typing import Any
 
 from ..evals.export_test import TurnExporter, TurnSource
@@ -22,6 +23,8 @@ SESSION_SWITCHES = ("--new",)
 # Lines of a setup cell left out: the extension itself (the test loads it) and its commands.
 OUR_LINES = ("%agent", "%load_ext jupyter_brain", "%reload_ext jupyter_brain", "%unload_ext jupyter_brain")
 OUR_CELLS = ("%%agent", "%%compare")
+
+CODE_TOOLS = ("run_python",)  # the tools whose code changed the kernel's namespace
 
 _turns: OrderedDict[str, TurnSource] = OrderedDict()
 
@@ -41,16 +44,29 @@ def exported_flags(line: str) -> str:
     return " ".join(kept)
 
 
-def setup_cells(shell: Any) -> list[str]:
-    """The code cells this kernel ran before the running one, as typed, without ours."""
+def ran_code(magics: Any) -> OrderedDict[int, list[str]]:
+    """This kernel's ``In [n]`` of each ``%%agent`` cell → the code its turns ran."""
+    found = getattr(magics, "_ran_code", None)
+    if found is None:
+        found = OrderedDict()
+        magics._ran_code = found
+    return found
+
+
+def setup_cells(shell: Any, agent_code: Mapping[int, list[str]] | None = None) -> list[str]:
+    """The code cells this kernel ran before the running one, as typed, without ours; an
+    earlier ``%%agent`` cell is replaced by the code its turn ran (``run_python``), which
+    made variables a later turn may read."""
     history = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None)
     count = getattr(shell, "execution_count", 0)
     if not isinstance(history, list) or not isinstance(count, int):
         return []
     cells = []
-    for raw in history[1:count]:
+    for number, raw in enumerate(history[1:count], start=1):
         text = str(raw)
         if text.lstrip().startswith(OUR_CELLS):
+            cells.extend(f"# run by the agent's turn in In [{number}]\n{code}"
+                         for code in (agent_code or {}).get(number, []))
             continue
         kept = [ln for ln in text.splitlines() if not ln.strip().startswith(OUR_LINES)]
         code = "\n".join(kept).strip()
@@ -82,12 +98,20 @@ def remember_turn(magics: Any, line: str, cell: str, result: Any, provider: Any,
         new = len(result.new_messages)
         source = TurnSource(
             session=result.session_id, turn_id=result.turn_id, turn_number=number, flags=exported_flags(line),
-            prompt=cell.strip(), setup=setup_cells(magics.shell), config=changed_settings(magics),
+            prompt=cell.strip(), setup=setup_cells(magics.shell, ran_code(magics)), config=changed_settings(magics),
             history=list(result.messages[: len(result.messages) - new]) if new else list(result.messages),
             recording=recording, answer=result.text, status=str(result.status))
     except Exception:  # noqa: BLE001 - exporting is a convenience; the turn's own result stands
         return
     result._export = TurnExporter(source)
+    ran = [str((c.arguments or {}).get("code") or "") for c in result.tool_calls
+           if c.name in CODE_TOOLS and c.status == "ok" and isinstance(c.arguments, dict)]
+    count = getattr(magics.shell, "execution_count", None)
+    if isinstance(count, int) and any(ran):
+        kept = ran_code(magics)
+        kept.setdefault(count, []).extend(code for code in ran if code.strip())
+        while len(kept) > KEPT_TURNS:
+            kept.popitem(last=False)
     _turns[result.turn_id] = source
     while len(_turns) > KEPT_TURNS:
         _turns.popitem(last=False)

@@ -100,6 +100,24 @@ def test_a_tool_turn_replays_with_its_setup_and_checks_the_namespace_it_left(she
     assert "the result of tool call 1 (run_python) changed" in outcomes["test_changed_setup"]
 
 
+def test_a_later_turn_gets_the_history_and_the_code_earlier_turns_ran(shell, tmp_path):
+    run(shell, TOOL_TURN + "\nvalues = [10.0, 13.6]")
+    run(shell, SCRIPTED + "bot2 = ScriptedProvider([\n"
+               "    {'text': '', 'tool_calls': [{'name': 'run_python', 'arguments': {'code': "
+               "'print(round(answer_value, 1))'}}]},\n"
+               "    'Rounded: 11.8.'])")
+    run(shell, "%%agent --provider bot --permission auto\nWhat is the mean of values?")
+    run(shell, "%%agent --provider bot2 --permission auto\nRound it.")  # reads turn 1's answer_value
+    out = tmp_path / "exported"
+    run(shell, f"%agent export-test 2 {out}/test_second.py --check 'round(answer_value, 1) == 11.8'")
+    text = (out / "test_second.py").read_text()
+    assert "# run by the agent's turn in In [" in text  # turn 1's run_python code is setup
+    assert "answer_value = sum(values) / len(values)\nprint(answer_value)\"\"\"," in text
+    history = json.loads((out / "test_second.json").read_text())["history"]
+    assert [m["role"] for m in history][:1] == ["user"] and history[0]["content"] == "What is the mean of values?"
+    assert pytest_outcomes(out) == {"test_second": "passed"}
+
+
 def test_live_asks_the_provider_instead_of_the_recording(shell, tmp_path):
     run(shell, SCRIPTED + "bot = ScriptedProvider(['The mean is 11.8.'])\nvalues = [10.0, 13.6]")
     run(shell, "%%agent --provider bot\nWhat is the mean of {values}?")
