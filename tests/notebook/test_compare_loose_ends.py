@@ -96,6 +96,11 @@ def test_a_replayed_comparison_reuses_the_judges_recorded_verdicts(shell):
     assert all(v.recorded and v.opinion for r in ("react", "cot") for v in again.verdicts(r)[0])
     assert again.total_cost_usd == 0 and by["react"]["judge_cost_usd"] == 0
 
+    del shell.user_ns["judge"]  # no judge here at all (offline, no key): the recorded verdicts still stand
+    offline = compare(shell, JUDGED)
+    assert [r["passed"] for r in offline.rows] == [True, False]
+    assert all(v.recorded for r in ("react", "cot") for v in offline.verdicts(r)[0])
+
     shell.user_ns["judge"] = Priced([judge_reply], repeat=True)  # an edited rubric is a new question
     edited = compare(shell, JUDGED.replace("the product is right", "the product is 42"))
     assert len(shell.user_ns["judge"].calls) == 2 and not any(v.recorded for v in edited.verdicts("react")[0])
