@@ -59,16 +59,16 @@ def value_size(value: Any, limit: int | None = None, depth: int = 0) -> int:
     """About how many bytes ``value`` holds: an array's ``nbytes``, a pandas object's deep
     memory use, else ``sys.getsizeof`` plus (a few levels into) a container's items.
     Stops adding once past ``limit``: only whether it is over matters."""
-    nbytes = getattr(value, "nbytes", None)
-    if isinstance(nbytes, int) and not isinstance(value, type):
-        return nbytes
     usage = getattr(value, "memory_usage", None)
-    if callable(usage) and type(value).__module__.startswith("pandas"):
+    if callable(usage) and type(value).__module__.startswith("pandas"):  # before nbytes: a Series has both
         try:
             measured = usage(deep=True)
             return int(measured.sum() if hasattr(measured, "sum") else measured)
         except Exception:  # noqa: BLE001 - a pandas object that cannot say: by its shell
             pass
+    nbytes = getattr(value, "nbytes", None)
+    if isinstance(nbytes, int) and not isinstance(value, type):
+        return nbytes
     try:
         size = sys.getsizeof(value)
     except Exception:  # noqa: BLE001 - an object whose __sizeof__ fails

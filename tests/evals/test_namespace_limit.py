@@ -29,6 +29,8 @@ def test_sizes_come_from_nbytes_pandas_and_getsizeof():
     assert value_size(array) == MB
     frame = pd.DataFrame({"s": ["x" * 100] * 1000})
     assert value_size(frame) == frame.memory_usage(deep=True).sum()
+    strings = frame["s"]  # a Series: its strings counted, not only its pointers (nbytes)
+    assert value_size(strings) == strings.memory_usage(deep=True) > strings.nbytes
     assert value_size(Huge()) >= 2 * 1024 * MB  # (plus the GC header getsizeof adds)
     assert value_size([Huge(), 1]) > 2 * 1024 * MB  # inside a container too
 
