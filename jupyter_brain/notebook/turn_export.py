@@ -5,7 +5,9 @@ written, the code cells the kernel ran before it (its *setup*: what recreates th
 variables the turn's tools and a ``--check`` read), the kernel's settings that differ
 from their defaults, the history the turn was sent and its recording. The ``TurnResult``
 keeps them (``to_test()``), and so does the kernel, by turn id, for ``%agent export-test N``.
-Only turns of this kernel are known: an earlier kernel's cells and setup are not.
+An earlier kernel's turn (a resumed session) is rebuilt from the event log instead
+(``source_from_log``): its recording, its prompt as sent, its request flags and the history
+before it; its setup cells are not known there, so the test starts with none.
 """
 
 from __future__ import annotations
@@ -121,4 +123,52 @@ def remembered(turn_id: str) -> TurnSource | None:
     return _turns.get(turn_id)
 
 
-__all__ = ["changed_settings", "exported_flags", "remember_turn", "remembered", "setup_cells"]
+class NotExportable(ValueError):
+    """Why an earlier kernel's turn cannot be rebuilt from the log (one line)."""
+
+
+def source_from_log(event_log: Any, session: Any, turn: Any, number: int) -> TurnSource:
+    """An earlier kernel's turn as far as the event log knows it (see the module's docstring)."""
+    recordings = [r for r in event_log.records(RECORD_KIND) if r.get("turn_id") == turn.turn_id]
+    if not recordings:
+        raise NotExportable(f"turn {number} has no recording in the event log (it made no model call, or it was "
+                            "not a %%agent cell's turn)")
+    recording = dict(recordings[-1].get("recording") or {})
+    tags = list(getattr(session.cells, "tags", []))
+    if turn.turn_id not in tags:
+        raise NotExportable(f"turn {number} is no longer in the session's history (a re-run replaced it), so the "
+                            "history it was sent is not known")
+    flags, config = flags_of(recording.get("flags") or {})
+    return TurnSource(session=session.name, turn_id=turn.turn_id, turn_number=number, flags=flags,
+                      prompt=str(turn.user_message or ""), setup=[], config=config,
+                      history=list(session.history[: tags.index(turn.turn_id)]), recording=recording,
+                      answer=str(turn.text or ""), status=str(getattr(turn, "status", "") or ""))
+
+
+RECORD_KIND = "recording"  # the event log's recordings (agent/integrations/recording)
+
+
+def flags_of(request_flags: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A recording's request flags as an ``%%agent`` line (and the settings that have no
+    flag, as ``CONFIG``): the same flags give the same requests."""
+    from ..settings import SETTINGS
+
+    words: list[str] = []
+    config: dict[str, Any] = {}
+    for name, value in request_flags.items():
+        setting = SETTINGS.get(name)
+        if setting is None or value is None:
+            continue
+        if setting.flag is None:
+            if value != setting.default:
+                config[name] = value
+        elif setting.type is bool:
+            if value != setting.default:
+                words.append(setting.flag if value else (setting.off_flag or f"--no-{setting.flag[2:]}"))
+        elif value != setting.default or name == "provider":
+            words += [setting.flag, str(value)]
+    return " ".join(words), config
+
+
+__all__ = ["NotExportable", "changed_settings", "exported_flags", "flags_of", "remember_turn", "remembered",
+           "setup_cells", "source_from_log"]

@@ -154,9 +154,26 @@ def test_bad_input_is_one_line_error(shell, tmp_path):
         with pytest.raises(UsageError, match=message) as info:
             shell.run_line_magic("agent", line)
         assert "\n" not in str(info.value)
-    turn_export._turns.clear()  # as after a restart: an earlier kernel's turn
-    with pytest.raises(UsageError, match="did not run from a %%agent cell of this kernel"):
+    log = shell.magics_manager.registry["AgentMagics"].manager.event_log
+    turn_export._turns.clear()  # as after a restart: an earlier kernel's turn, from the log …
+    with log._db_lock:
+        log._db.execute("DELETE FROM records WHERE kind = 'recording'")  # … which has no recording of it
+    with pytest.raises(UsageError, match="turn 1 has no recording in the event log"):
         shell.run_line_magic("agent", "export-test 1")
+
+
+def test_an_earlier_kernels_turn_is_rebuilt_from_the_event_log(shell, tmp_path, capsys):
+    run(shell, SCRIPTED + "bot = ScriptedProvider(['Hello.', 'The mean is 11.8.'])\nvalues = [10.0, 13.6]")
+    run(shell, "%%agent --provider bot --think low\nSay hello.")
+    run(shell, "%%agent --provider bot --think low\nWhat is the mean of {values}?")
+    turn_export._turns.clear()  # as after a restart: only the event log knows the turns
+    out = tmp_path / "exported"
+    run(shell, f"%agent export-test 2 {out}/test_from_log.py --expect 11.8")
+    assert "ran in an earlier kernel: its setup cells are not known" in capsys.readouterr().out
+    text = (out / "test_from_log.py").read_text()
+    assert "FLAGS = '--provider bot --think low'" in text and "SETUP = [\n]" in text
+    assert "PROMPT = 'What is the mean of [10.0, 13.6]?'" in text  # as it was sent
+    assert pytest_outcomes(out) == {"test_from_log": "passed"}  # its history (turn 1) came from the log too
 
 
 def test_to_test_needs_a_notebook_turn():

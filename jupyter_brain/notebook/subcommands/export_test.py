@@ -9,7 +9,7 @@ from IPython.core.error import UsageError
 
 from ...evals.export_test import ExportChecks, ExportError, write_test
 from ..parsers import UsageParser
-from ..turn_export import remembered
+from ..turn_export import NotExportable, remembered, source_from_log
 
 USAGE = "%agent export-test N [PATH] [--live] [--expect TEXT] [--check EXPR]..."
 
@@ -48,9 +48,13 @@ def cmd_export_test(magics: Any, rest: list[str]) -> None:
     number = turn_number(rest[0], len(turns))
     args = export_test_parser().parse_args(rest[1:])
     source = remembered(turns[number - 1].turn_id)
-    if source is None:
-        raise UsageError(f"%agent export-test: turn {number} did not run from a %%agent cell of this kernel, so its "
-                         "cell and setup are not known here; run its cell again, then export the new turn")
+    if source is None:  # an earlier kernel's turn: from the event log, without setup cells
+        try:
+            source = source_from_log(magics.manager.event_log, session, turns[number - 1], number)
+        except NotExportable as exc:
+            raise UsageError(f"%agent export-test: {exc}") from None
+        print(f"note: turn {number} ran in an earlier kernel: its setup cells are not known, so the test has "
+              "none; add the cells that make the variables its tools and checks read")
     source = source.model_copy(update={"turn_number": number})
     try:
         path = write_test(source, args.path, live=args.live,
