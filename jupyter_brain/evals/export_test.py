@@ -98,7 +98,7 @@ def write_test(source: TurnSource, path: str | os.PathLike[str] | None = None, *
     return target
 
 
-def _function_name(source: TurnSource, stem: str) -> str:
+def _function_name(stem: str) -> str:
     name = "".join(c if c.isalnum() else "_" for c in stem)
     return name if name.startswith("test") else f"test_{name}"
 
@@ -140,7 +140,7 @@ def render_test(source: TurnSource, case_name: str, *, live: bool, checks: Expor
         f"RECORDED_ANSWER = {_literal(source.answer)}",
         "",
         "",
-        f"def {_function_name(source, stem)}(tmp_path):",
+        f"def {_function_name(stem)}(tmp_path):",
         f"    turn = run_exported_turn(Path(__file__).with_name({case_name!r}), FLAGS, PROMPT, SETUP, CONFIG,",
         "                             workdir=tmp_path, live=LIVE)",
         "    turn.assert_ran()  # replayed to the end (or, live, answered)",
