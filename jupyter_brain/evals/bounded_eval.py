@@ -12,6 +12,7 @@ when the worker did not end.
 
 from __future__ import annotations
 
+import contextvars
 import sys
 import threading
 from types import CodeType, FrameType
@@ -61,7 +62,8 @@ def eval_with_timeout(code: CodeType, scope: dict[str, Any], timeout_s: float | 
             sys.settrace(None)
             done.set()
 
-    threading.Thread(target=worker, name="check", daemon=True).start()
+    context = contextvars.copy_context()  # the caller's (ipykernel ties output to the cell by it)
+    threading.Thread(target=context.run, args=(worker,), name="check", daemon=True).start()
     if not done.wait(timeout_s):
         stop.set()
         raise CheckTimedOut(timeout_s, stopped=done.wait(STOP_GRACE_S))
