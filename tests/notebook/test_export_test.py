@@ -191,3 +191,32 @@ def test_setup_leaves_out_our_own_cells_and_lines():
     assert turn_export.setup_cells(shell) == ["import pandas as pd\nx = 1", "y = 2"]
     assert turn_export.exported_flags("--provider bot --session s1 --new --rerun --replay strict --think low") == \
         "--provider bot --think low"
+
+
+@pytest.mark.kernel
+def test_in_a_real_kernel_the_exported_turn_replays_with_its_setup(tmp_path, monkeypatch):
+    """nbclient drives a real kernel (ipykernel's input history is the setup): the exported
+    test passes on its recording and fails once the recorded answer is edited."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    out = tmp_path / "exported"
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(f"%load_ext jupyter_brain\n%config AgentMagics.data_dir = {str(tmp_path / 'jb')!r}"),
+        nbformat.v4.new_code_cell(TOOL_TURN + "\nvalues = [10.0, 13.6]"),
+        nbformat.v4.new_code_cell("%%agent --provider bot --permission auto\nWhat is the mean of values?"),
+        nbformat.v4.new_code_cell(f"%agent export-test -1 {out}/test_kernel.py --expect 11.8 "
+                                  "--check 'abs(answer_value - 11.8) < 0.01'"),
+        nbformat.v4.new_code_cell(f"%agent export-test -1 {out}/test_edited.py"),
+    ]
+    NotebookClient(nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    assert "wrote " in nb.cells[3].outputs[0].text
+    setup = (out / "test_kernel.py").read_text()
+    assert "values = [10.0, 13.6]" in setup and "load_ext" not in setup
+    edit_recorded_answer(out / "test_edited.json", "The mean is 11.8.", "The mean is 12.5.")
+    outcomes = pytest_outcomes(out)
+    assert outcomes["test_kernel"] == "passed"
+    assert "the answer changed" in outcomes["test_edited"]
