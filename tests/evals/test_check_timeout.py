@@ -16,20 +16,20 @@ from jupyter_brain.evals.bounded_eval import CheckTimedOut, eval_with_timeout
     "any(iter(lambda: False, True))",  # a Python function called forever
 ])
 def test_an_endless_check_fails_as_timed_out_and_is_stopped(expression):
-    before = {t.ident for t in threading.enumerate()}
     verdict = ExprCheck(expression, timeout_s=0.2).evaluate("42", {})
-    assert not verdict.passed and verdict.reason == "timed out after 0.2 s"  # stopped: nothing runs on
-    assert not [t for t in threading.enumerate() if t.name == "check" and t.ident not in before and t.is_alive()]
+    assert not verdict.passed
+    assert verdict.reason == "timed out after 0.2 s"  # and stopped (else: "… runs on in the background")
 
 
 def test_a_check_that_waits_in_c_code_says_it_runs_on():
     release = threading.Event()
     try:
-        verdict = ExprCheck("release.wait()", timeout_s=0.2).evaluate("", {"release": release})
+        # A second for the worker to reach the wait: once inside it, no Python event comes.
+        verdict = ExprCheck("release.wait()", timeout_s=1.0).evaluate("", {"release": release})
     finally:
         release.set()  # let the waiting worker end
     assert not verdict.passed
-    assert verdict.reason == ("timed out after 0.2 s; it could not be stopped (it waits or loops inside C code) "
+    assert verdict.reason == ("timed out after 1 s; it could not be stopped (it waits or loops inside C code) "
                               "and runs on in the background")
 
 
