@@ -63,7 +63,7 @@ def setup_cells(shell: Any, agent_code: Mapping[int, list[str]] | None = None) -
     count = getattr(shell, "execution_count", 0)
     if not isinstance(history, list) or not isinstance(count, int):
         return []
-    cells = []
+    cells: list[str] = []
     for number, raw in enumerate(history[1:count], start=1):
         text = str(raw)
         if text.lstrip().startswith(OUR_CELLS):
