@@ -67,6 +67,8 @@ class AgentMagics(Magics):
     replay = setting_trait("replay")
     notebook = setting_trait("notebook")
     fail_on = setting_trait("fail_on")  # statuses that fail a cell (notebook/turn_failure.py)
+    check_timeout = setting_trait("check_timeout")  # %%compare --check's time limit (evals/bounded_eval.py)
+    compare_copy_limit_mb = setting_trait("compare_copy_limit_mb")  # %%compare: bigger variables shared, not copied
 
     _CONFIG_KEYS = CONFIG_KEYS  # the keys of `%agent config`
 

@@ -163,6 +163,11 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             flag="--replay"),
     Setting("notebook", str, "", "the notebook file whose saved recordings replay (default: the kernel's own, "
             "found from VS Code or jupyter-server; else the working directory's notebooks)", agent_config=False),
+    Setting("check_timeout", float, 5.0, "seconds a %%compare --check expression may take; one that takes longer "
+            "fails as timed out (--check-timeout S for one cell)", gt=0, agent_config=False),
+    Setting("compare_copy_limit_mb", float, 512.0, "%%compare copies your variables for each run; one bigger than "
+            "this many MB is shared with the runs read-only instead, with a warning naming it (0: always copy)",
+            ge=0, agent_config=False),
     Setting("fail_on", str, "error,timeout,budget,max_steps,interrupted", "the turn statuses that fail a %%agent "
             "cell with a one-line error, so Run All stops there and nbconvert / papermill exit non-zero "
             "(comma-separated; none: never)", agent_config=False),

@@ -16,7 +16,8 @@ from jupyter_brain.settings_model import AgentOptions
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
 CELL_ONLY = {"--session", "--new", "--append", "--out", "-h", "--help", "--strategies", "--runs", "--rerun",
-             "--expect", "--check", "--judge", "--judge-provider"}  # %%compare's checks (#27)
+             "--expect", "--check", "--judge", "--judge-provider",  # %%compare's checks (#27)
+             "--check-timeout", "--no-copy"}
 
 
 def _options(parser) -> dict[str, object]:

@@ -89,6 +89,9 @@ class TurnResult(BaseModel):
 
     # The last request as sent (``request_snapshot()``); not part of the dumped result.
     _request: Any = PrivateAttr(default=None)
+    # How to write this turn as a test (``to_test()``): set by the notebook cell that ran it,
+    # which knows its flags, setup and recording; None elsewhere.
+    _export: Any = PrivateAttr(default=None)
 
     def __str__(self) -> str:
         return self.text
@@ -97,6 +100,16 @@ class TurnResult(BaseModel):
         """The turn's last request, part by part with token counts and keys masked
         (a ``RequestSnapshot``), or None when the turn sent none."""
         return None if self._request is None else self._request.snapshot()
+
+    def to_test(self, path: Any = None, *, live: bool = False, checks: Any = None) -> Any:
+        """Write this turn as a pytest file that replays its recording (or, ``live``, asks the
+        model) and asserts ``checks`` (``{"expect": [...], "check": [...]}`` or a list of
+        ``--check`` expressions; none: the recorded answer). Returns the file's path. Only a
+        ``%%agent`` cell's turn knows its cell and recording (``%agent export-test`` too)."""
+        if self._export is None:
+            raise ValueError("this turn cannot be written as a test: only a %%agent cell's turn that called a "
+                             "model has a recording to replay")
+        return self._export.write(path, live=live, checks=checks)
 
     def __repr__(self) -> str:
         return (

@@ -21,6 +21,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
+from .bounded_eval import CHECK_FILENAME, CheckTimedOut, eval_with_timeout
+
 REASON_LIMIT = 200  # a reason is one line, short enough for a tooltip
 
 # 1,234.5 · -3 · .5 · 1e-3 (a thousands separator only in groups of three)
@@ -38,6 +40,7 @@ class CheckResult(BaseModel):
     passed: bool
     reason: str
     opinion: bool = False
+    recorded: bool = False  # a judge's verdict given before (replayed), not asked again: no call, no cost
     input_tokens: int = 0  # a judge's model call; zero for rule checks
     output_tokens: int = 0
     cost_usd: float | None = 0.0
@@ -147,14 +150,19 @@ def _fmt_tol(raw: str) -> str:
     return f"{tolerance(raw) / (1 + 1e-9):g}"
 
 
+DEFAULT_CHECK_TIMEOUT_S = 5.0  # AgentMagics.check_timeout's default
+
+
 @dataclass(frozen=True)
 class ExprCheck:
     """``--check EXPR``: a Python expression, true when the run got it right. It is
     evaluated in the namespace the run left behind, with ``answer`` bound to the final
-    text; an expression that raises is a failure naming the exception, on one line."""
+    text; an expression that raises is a failure naming the exception, on one line, and
+    one that takes longer than ``timeout_s`` fails as timed out (``bounded_eval``)."""
 
     expression: str
     kind: str = "check"
+    timeout_s: float | None = DEFAULT_CHECK_TIMEOUT_S
 
     @property
     def label(self) -> str:
@@ -164,9 +172,11 @@ class ExprCheck:
         scope = dict(namespace)
         scope["answer"] = answer or ""
         try:
-            code = compile(self.expression, "<check>", "eval")
-            value = eval(code, scope)  # the user's own expression, in the user's kernel
+            code = compile(self.expression, CHECK_FILENAME, "eval")
+            value = eval_with_timeout(code, scope, self.timeout_s)  # the user's own expression, in the user's kernel
             passed = bool(value)
+        except CheckTimedOut as exc:
+            return CheckResult(kind=self.kind, label=self.label, passed=False, reason=one_line(str(exc)))
         except Exception as exc:  # noqa: BLE001 - a failing check is a verdict, not a crash
             return CheckResult(kind=self.kind, label=self.label, passed=False,
                                reason=one_line(f"{type(exc).__name__}: {exc}"))

@@ -7,6 +7,9 @@ bounds it: the call is made only when its most fits under the cap, else the run 
 judged" (a failure that says why).
 
 The judge answers with a first line ``PASS`` or ``FAIL``, then one line of reason.
+
+With a ``memory`` (``judge_memory.py``) a verdict the judge gave before on the same
+question, answer and rubric is reused, labelled as recorded, at no cost and with no call.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from ..foundation.catalog import price_for
 from ..foundation.tokens import TokenCounter
 from ..providers.base import LLMProvider
 from .checks import CheckResult, one_line
+from .judge_memory import RECORDED_NOTE, VerdictMemory, verdict_key
 
 DEFAULT_RUBRIC = "The answer is correct and answers the question that was asked."
 JUDGE_PROMPT = """You grade an AI assistant's answer to a question, strictly, against a rubric.
@@ -64,7 +68,8 @@ def parse_verdict(text: str) -> tuple[bool | None, str]:
 @dataclass
 class JudgeCheck:
     """A check that asks ``provider`` (``question``: the prompt the runs answered).
-    ``budget``: the comparison's shared cap; ``timeout_s`` bounds the call."""
+    ``budget``: the comparison's shared cap; ``timeout_s`` bounds the call; ``memory``:
+    verdicts given before (``judge``: the judge's name in their keys)."""
 
     provider: LLMProvider
     question: str
@@ -72,6 +77,8 @@ class JudgeCheck:
     budget: SharedBudget | None = None
     timeout_s: float = 120.0
     kind: str = "judge"
+    memory: VerdictMemory | None = None
+    judge: str = ""
     _calls: int = field(default=0, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -82,6 +89,13 @@ class JudgeCheck:
     def evaluate(self, answer: str, namespace: Mapping[str, Any] | None = None) -> CheckResult:
         if not (answer or "").strip():
             return self._verdict(False, "not judged: the run gave no answer")
+        key = verdict_key(self.question, answer, self.rubric or DEFAULT_RUBRIC,
+                          self.judge or str(getattr(self.provider, "name", "")))
+        recorded = recorded_verdict(self.memory, key, self.label)
+        if recorded is not None:
+            return recorded
+        if self.memory is not None and getattr(self.memory, "strict", False):
+            return self._verdict(False, "not judged: --replay strict, and no verdict on this answer was recorded")
         messages = judge_messages(self.question, answer, self.rubric or DEFAULT_RUBRIC)
         with self._lock:
             self._calls += 1
@@ -103,9 +117,23 @@ class JudgeCheck:
         if self.budget is not None:
             self.budget.settle(ticket, cost or 0.0)
         passed, reason = parse_verdict(result.text)
+        if self.memory is not None and passed is not None:  # a real verdict (not "neither PASS nor FAIL")
+            self.memory.keep(key, {"passed": bool(passed), "reason": reason, "label": self.label,
+                                   "input_tokens": result.usage.input_tokens,
+                                   "output_tokens": result.usage.output_tokens, "cost_usd": cost})
         return self._verdict(bool(passed), reason, result.usage.input_tokens, result.usage.output_tokens, cost)
 
     def _verdict(self, passed: bool, reason: str, input_tokens: int = 0, output_tokens: int = 0,
                  cost: float | None = 0.0) -> CheckResult:
         return CheckResult(kind=self.kind, label=self.label, passed=passed, reason=reason, opinion=True,
                            input_tokens=input_tokens, output_tokens=output_tokens, cost_usd=cost)
+
+
+def recorded_verdict(memory: VerdictMemory | None, key: str, label: str, kind: str = "judge") -> CheckResult | None:
+    """The verdict ``memory`` holds for ``key``, as a free, labelled ``CheckResult``; None when none."""
+    found = memory.recall(key) if memory is not None else None
+    if found is None:
+        return None
+    reason = one_line(f"{found.get('reason') or ('passed' if found.get('passed') else 'failed')} ({RECORDED_NOTE})")
+    return CheckResult(kind=kind, label=label, passed=bool(found.get("passed")), reason=reason, opinion=True,
+                       recorded=True)

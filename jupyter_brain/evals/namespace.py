@@ -7,6 +7,14 @@ classes and other callables are always shared (code, not state), and so are the 
 the caller says are not the user's (the kernel's own: ``In``, ``Out``, ``get_ipython`` …)
 and names that begin with ``_`` (IPython's output history: ``_``, ``_5``, ``_i5``).
 
+Copying costs memory once per run (a 2 GB DataFrame and 8 runs: 16 GB), so a variable
+bigger than a limit (``AgentMagics.compare_copy_limit_mb``; ``big_variables`` measures:
+numpy's ``nbytes``, pandas' ``memory_usage(deep=True)``, else ``sys.getsizeof`` over a
+container's items) is shared instead, read-only where the library allows it without a
+copy: a numpy array as a read-only view, a pandas object as a shallow copy (with pandas'
+copy-on-write a run's change copies the data; without it, an in-place change of values
+reaches the user's). ``share`` names them; the caller warns naming each.
+
 A shared or shallow-copied value can still be changed in place by a run. DSEval's
 "namespace intact" check catches that: ``NamespaceSnapshot`` fingerprints the user's
 variables before the runs (pickled bytes, hashed), and ``changes`` names those added,
@@ -20,6 +28,7 @@ import copy
 import hashlib
 import inspect
 import pickle
+import sys
 import types
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -40,16 +49,81 @@ class NamespaceCopy:
     namespace: dict[str, Any]
     shallow: list[str] = field(default_factory=list)
     shared: list[str] = field(default_factory=list)
+    big: list[str] = field(default_factory=list)  # shared (read-only where possible): over the size limit
 
 
-def copy_namespace(user_ns: Mapping[str, Any], kernel_names: Iterable[str] = ()) -> NamespaceCopy:
-    """A copy of ``user_ns`` for one run (see the module docstring for what is shared)."""
+SIZE_DEPTH = 3  # how deep into containers ``value_size`` looks
+
+
+def value_size(value: Any, limit: int | None = None, depth: int = 0) -> int:
+    """About how many bytes ``value`` holds: an array's ``nbytes``, a pandas object's deep
+    memory use, else ``sys.getsizeof`` plus (a few levels into) a container's items.
+    Stops adding once past ``limit``: only whether it is over matters."""
+    usage = getattr(value, "memory_usage", None)
+    if callable(usage) and type(value).__module__.startswith("pandas"):  # before nbytes: a Series has both
+        try:
+            measured = usage(deep=True)
+            return int(measured.sum() if hasattr(measured, "sum") else measured)
+        except Exception:  # noqa: BLE001 - a pandas object that cannot say: by its shell
+            pass
+    nbytes = getattr(value, "nbytes", None)
+    if isinstance(nbytes, int) and not isinstance(value, type):
+        return nbytes
+    try:
+        size = sys.getsizeof(value)
+    except Exception:  # noqa: BLE001 - an object whose __sizeof__ fails
+        return 0
+    if depth >= SIZE_DEPTH or not isinstance(value, (list, tuple, set, frozenset, dict)):
+        return size
+    items = [*value.keys(), *value.values()] if isinstance(value, dict) else list(value)
+    for item in items:
+        if limit is not None and size > limit:
+            break
+        size += value_size(item, limit, depth + 1)
+    return size
+
+
+def big_variables(user_ns: Mapping[str, Any], limit_bytes: int, kernel_names: Iterable[str] = ()) -> dict[str, int]:
+    """The user's variables bigger than ``limit_bytes`` (name → bytes); none when the limit is 0."""
+    if limit_bytes <= 0:
+        return {}
     kernel = set(kernel_names)
+    sizes = {name: value_size(value, limit_bytes) for name, value in list(user_ns.items())
+             if not is_shared(name, value, kernel)}
+    return {name: size for name, size in sizes.items() if size > limit_bytes}
+
+
+def read_only(value: Any) -> Any:
+    """``value`` without a copy of its data, protected where its library allows: a numpy
+    array as a read-only view, a pandas object as a shallow copy; anything else as is."""
+    module = type(value).__module__
+    try:
+        if module.startswith("numpy") and hasattr(value, "view") and hasattr(value, "flags"):
+            view = value.view()
+            view.flags.writeable = False
+            return view
+        if module.startswith("pandas") and hasattr(value, "copy"):
+            return value.copy(deep=False)
+    except Exception:  # noqa: BLE001 - not as expected: share it as it is
+        pass
+    return value
+
+
+def copy_namespace(user_ns: Mapping[str, Any], kernel_names: Iterable[str] = (),
+                   share: Iterable[str] = ()) -> NamespaceCopy:
+    """A copy of ``user_ns`` for one run (see the module docstring for what is shared);
+    ``share``: the variables not copied (``big_variables``), handed over ``read_only``."""
+    kernel = set(kernel_names)
+    not_copied = set(share)
     memo: dict[int, Any] = {}
     out = NamespaceCopy({})
     for name, value in list(user_ns.items()):
         if is_shared(name, value, kernel):
             out.namespace[name] = value
+            continue
+        if name in not_copied:
+            out.namespace[name] = read_only(value)
+            out.big.append(name)
             continue
         try:
             out.namespace[name] = copy.deepcopy(value, memo)

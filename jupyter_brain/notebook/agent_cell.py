@@ -23,6 +23,7 @@ from .options import options_for
 from .parsers import agent_parser, split_flags
 from .providers import resolve_provider
 from .replay import approver_with_recording, cell_source, output_metadata, replaying_provider
+from .turn_export import remember_turn
 from .turn_failure import fail_statuses, turn_failure
 from .turn_keywords import prompt_directory, turn_keywords
 from .turn_numbers import numbered
@@ -88,6 +89,7 @@ def run_agent_cell(magics: Any, line: str, cell: str, *, interpolate_prompt: boo
         on_event = numbered(view.handle, len(session.turns()) + 1)  # "Turn N" of the session
         result = session.run(prompt, harness, on_event=on_event, cell=run, append=args.append, **keywords)
         view.output_metadata = output_metadata(provider)  # the recording, saved with the notebook
+        remember_turn(magics, line, cell, result, provider, session)  # to_test(), %agent export-test (#27)
     finally:
         close_view(view)
     user_ns["_agent"] = result

@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
+from ..comparison_costs import record_comparison_cost
 from .compare_checks import comparison_checks, namespace_guard, run_environments, without_checks
+from .compare_judge import judge_verdicts, keep_verdicts
 from .compare_replay import replaying_runs
 from .interpolate import interpolate
 from .options import options_for
@@ -48,7 +50,9 @@ def run_compare_cell(magics: Any, line: str, cell: str) -> None:
     factory = replaying_runs(magics, options, args, without_checks(line), cell, args.strategies, args.runs,  # (#24)
                              lambda: compare_providers(options, args.strategies, user_ns))
     prompt = interpolate(cell.strip(), user_ns)
-    checks = comparison_checks(args, options, prompt, user_ns)  # --expect, --check, --judge (#27)
+    args.check_timeout = args.check_timeout or getattr(magics, "check_timeout", None)  # AgentMagics.check_timeout
+    verdicts = judge_verdicts(magics, options, args)  # a judge's recorded verdicts (#27)
+    checks = comparison_checks(args, options, prompt, user_ns, verdicts)  # --expect, --check, --judge (#27)
     changed_since = namespace_guard(magics, user_ns)  # the user's variables, before any run
     view = compare_view(magics.shell, args.strategies, args.runs, prompt)
     event_log = magics.manager.event_log
@@ -58,12 +62,13 @@ def run_compare_cell(magics: Any, line: str, cell: str) -> None:
             runs=args.runs, event_log=event_log, on_event=view.handle, on_run_end=view.run_finished,
             working_directory=os.getcwd(), prompt_directory=prompt_directory(magics.runtime),
             web_search=registered_web_search(),  # @jupyter_brain.web_search
-            checks=checks, environment=run_environments(magics, user_ns),  # each run its own namespace copy
+            checks=checks, environment=run_environments(magics, user_ns, no_copy=args.no_copy),  # its own copy
         )
         result.namespace_changes = changed_since()  # DSEval's "namespace intact"
+        record_comparison_cost(event_log, magics.manager.current.name, result)  # %agent cost: runs + judge (#27)
         view.bind(result.comparison_id, event_log)
         view.finish(result)  # the header's notes: a budget stop, a changed user namespace
-        view.output_metadata = factory.output_metadata()  # every run's recording, saved with the notebook
+        view.output_metadata = keep_verdicts(verdicts, event_log, factory.output_metadata())  # + the judge's
     finally:
         close_view(view)
     user_ns["_compare"] = result

@@ -197,6 +197,10 @@ def build_compare_parser() -> UsageParser:
     p.add_argument("--judge", nargs="?", const="", default=None, metavar="RUBRIC",
                    help="a model judges each answer (against RUBRIC): its opinion, billed and capped")
     p.add_argument("--judge-provider", metavar="P", help="the judge's provider (default: --provider)")
+    p.add_argument("--check-timeout", type=_positive_float, metavar="S",  # (#27) default AgentMagics.check_timeout
+                   help="seconds each --check may take before it fails as timed out")
+    p.add_argument("--no-copy", action="store_true",  # (#27) namespace copies: evals/namespace.py
+                   help="the runs share your variables instead of each getting a copy (fast; in-place changes reach yours)")
     p.add_argument("--out", metavar="VAR", help="also store the CompareResult in this variable")
     p.add_argument("-h", "--help", action="store_true", help="show this help")
     return p

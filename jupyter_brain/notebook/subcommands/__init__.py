@@ -18,6 +18,7 @@ from . import (
     config,
     decisions,
     evals,
+    export_test,
     fix,
     hooks,
     inspect_request,
@@ -63,6 +64,7 @@ HANDLERS: dict[str, Handler] = {
     "skills": skills.cmd_skills,
     "hooks": hooks.cmd_hooks,
     "eval": evals.cmd_eval,
+    "export_test": export_test.cmd_export_test,
     "help": cmd_help,
 }
 

@@ -35,6 +35,7 @@ SUBCOMMANDS = {
     "hooks [add|remove NAME | clear]": "attach the TurnHook in variable NAME to the next %%agent cells (README: Hooks)",
     "eval FILE [--runs N]": "run an eval set's tasks under its configs (--configs, --strategies): success rates, "
                             "a rate-vs-cost plot, a DataFrame (README: Eval sets; --help)",
+    "export-test N [PATH]": "turn N (-1: the last) as a pytest file replaying its recording; --live, --expect, --check",
     "help": "this help",
 }
 

@@ -7,6 +7,7 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from ...agent.cost import SessionCostTracker
+from ...comparison_costs import comparison_lines, logged_comparison_costs, with_comparisons
 from ...turn_costs import logged_turn_costs
 from ..budget import budget_lines
 from ..turn_numbers import numbered_events
@@ -18,7 +19,8 @@ def cmd_cost(magics: Any, rest: list[str]) -> None:
     """Every turn of the session, from the event log: earlier kernels' turns too."""
     session = magics.manager.current
     logged = logged_turn_costs(magics.manager.event_log, session.name)
-    if not logged:
+    comparisons = logged_comparison_costs(magics.manager.event_log, session.name)  # %%compare: runs + judge (#27)
+    if not logged and not comparisons:
         print(f"session {session.name}: no turns yet")
         print(*budget_lines(magics, session.name), sep="\n")  # spent in every kernel, against the caps
         return
@@ -37,7 +39,9 @@ def cmd_cost(magics: Any, rest: list[str]) -> None:
             tc = turn.thinking_phase_cost_usd
             print(f"  thinking phase: {turn.thinking_phase_calls} calls  in {t.input_tokens:,}  out {t.output_tokens:,}  "
                   f"{'price unknown' if tc is None else f'${tc:.4f}'} (included above)")
-    total = tracker.total_cost_usd
+    for line in comparison_lines(comparisons):
+        print(line)
+    total = with_comparisons(tracker.total_cost_usd, comparisons)
     approx = "  ≈ estimated in part" if tracker.total_usage.estimated else ""
     print(f"total: {'price unknown' if total is None else f'${total:.4f}'}{approx}")
     print(*budget_lines(magics, session.name), sep="\n")
