@@ -123,6 +123,8 @@ class TurnTracer(TurnHook):
 
     # spans ---------------------------------------------------------------------------
     def _span(self, name: str, start: int, attributes: dict[str, Any], kind: SpanKind = SpanKind.INTERNAL) -> Span:
+        """A child of the turn's span; like every span of the turn, it names the session."""
+        attributes = {"session.id": self.model_attributes.get("session.id"), **attributes}
         return self.tracer.start_span(name, context=self.context, kind=kind, start_time=start,
                                       attributes=clean(attributes, self.redact))
 
@@ -265,7 +267,6 @@ class TurnTracer(TurnHook):
             "gen_ai.tool.call.arguments": arguments, "gen_ai.tool.call.result": result,
             "input.value": arguments, "input.mime_type": "application/json" if arguments is not None else None,
             "output.value": result, "output.mime_type": "text/plain" if result is not None else None,
-            "session.id": self.model_attributes.get("session.id"),
         })
         if e.status != "ok":
             self._fail(span, e.status, e.error)

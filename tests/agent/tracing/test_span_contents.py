@@ -44,8 +44,9 @@ def test_a_tool_span_carries_its_arguments_and_result_redacted(exporter) -> None
     assert attributes["input.mime_type"] == "application/json"
     assert attributes["gen_ai.tool.call.result"] == attributes["output.value"] == "North: revenue 42 (27 chars of password)"
     assert all(s.name != TOOL_SPAN or secret not in s.to_json() for s in spans)
-    for name in (TURN_SPAN, LLM_SPAN, TOOL_SPAN):
-        assert all(_attributes(s)["session.id"] == "sess-9" for s in spans if s.name == name), name
+    assert {s.name for s in spans} == {TURN_SPAN, LLM_SPAN, TOOL_SPAN}
+    assert {s.name: _attributes(s)["session.id"] for s in spans} == dict.fromkeys((TURN_SPAN, LLM_SPAN, TOOL_SPAN),
+                                                                                 "sess-9")
 
 
 def test_a_long_tool_result_is_capped_on_its_span(exporter) -> None:
@@ -78,3 +79,4 @@ def test_a_thinking_phase_is_a_span_of_its_turn(exporter) -> None:
         assert attributes["jupyter_brain.thinking.model_calls"] == 1
         assert attributes["jupyter_brain.thinking.tokens_before"] > 0 and attributes["jupyter_brain.thinking.tokens_after"] > 0
         assert "parts fetched" in attributes["output.value"]
+        assert attributes["session.id"] == "s"
