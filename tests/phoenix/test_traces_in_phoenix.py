@@ -182,6 +182,12 @@ def test_nothing_redaction_hides_reaches_phoenix(traced: TracedTurn) -> None:
     assert _attributes(turn)["jupyter_brain.run_context.api_key"] == "[REDACTED]"
 
 
+def _shown(page: Any, text: str) -> Any:
+    """The first element on screen whose whole text is ``text`` (the traces table behind
+    the trace view may hold the same names, hidden)."""
+    return page.locator(f'text="{text}" >> visible=true').first
+
+
 def test_phoenix_shows_the_turn_as_a_tree(traced: TracedTurn, phoenix: PhoenixServer) -> None:
     """Phoenix's own trace view of the turn, in headless Debian Chromium: the agent span
     with its llm / tool / reflect / thinking spans, saved as a screenshot to look at."""
@@ -199,12 +205,13 @@ def test_phoenix_shows_the_turn_as_a_tree(traced: TracedTurn, phoenix: PhoenixSe
             page = browser.new_page(viewport={"width": 1600, "height": 1000})
             page.set_default_timeout(WAIT_MS)
             page.goto(f"{phoenix.base}/projects/{project_id}/traces/{trace_id}")
-            tree = page.get_by_text(TOOL_SPAN, exact=True).first
-            expect(tree).to_be_visible(timeout=WAIT_MS)
+            tool_node = _shown(page, TOOL_SPAN)
+            expect(tool_node).to_be_visible(timeout=WAIT_MS)  # the span tree has rendered
             for name in (TURN_SPAN, LLM_SPAN, REFLECT_SPAN, THINKING_SPAN):
-                expect(page.get_by_text(name, exact=True).first).to_be_visible(timeout=WAIT_MS)
-            tree.click()  # the tool span's details: its arguments and result
-            expect(page.get_by_text("connected with key [REDACTED]").first).to_be_visible(timeout=WAIT_MS)
+                expect(_shown(page, name)).to_be_visible(timeout=WAIT_MS)
+            tool_node.click()  # the tool span's details: its arguments and result
+            expect(page.locator("text=connected with key [REDACTED] >> visible=true").first).to_be_visible(
+                timeout=WAIT_MS)
             SCREENSHOTS.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(SCREENSHOTS / "phoenix_trace.png"))
             text = page.inner_text("body")
