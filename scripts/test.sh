@@ -49,6 +49,13 @@ CMAKE_ARGS="$LLAMA_CMAKE_ARGS ${CMAKE_ARGS:-}" setsid nice -n 19 "$VENV/bin/pyth
 LOCAL_MODEL_BUILD=$!
 background+=("$LOCAL_MODEL_BUILD")
 
+# Arize Phoenix for tests/phoenix, in a venv of its own (about 80 packages kept out of the
+# test environment; scripts/phoenix_env.py pins its version and reuses a venv that has it),
+# in the background at low priority; its tests run after the fast tests.
+setsid nice -n 10 "$PYTHON" scripts/phoenix_env.py >build/phoenix-env.log 2>&1 &
+PHOENIX_ENV=$!
+background+=("$PHOENIX_ENV")
+
 # The environment of scripts/lab.sh, built from a fresh clone of this commit exactly as a
 # newcomer gets it, runs every example notebook (scripts/check_newcomer.py); in the
 # background too, its log printed when it ends.
@@ -104,7 +111,7 @@ PYTEST=("$VENV/bin/python" -m pytest -p no:cacheprovider)
 # The fast tests: no kernel, browser or real model. They run once, after this step, in
 # random order on a summer clock; this step runs everything that starts a kernel or a browser
 # (the notebooks under nbval are marked kernel by notebooks/conftest.py).
-FAST=(tests --ignore=tests/local_model -m "not kernel and not browser and not local_model")
+FAST=(tests --ignore=tests/local_model --ignore=tests/phoenix -m "not kernel and not browser and not local_model and not phoenix")
 
 step "kernel tests, notebooks (nbval) and browser checks"
 "${PYTEST[@]}" tests notebooks --nbval --nbval-sanitize-with notebooks/nbval_sanitize.cfg \
@@ -119,6 +126,10 @@ step "kernel tests, notebooks (nbval) and browser checks"
 SEED=${SEED:-$(((RANDOM << 15) | RANDOM))}
 step "the fast tests, in random order (seed $SEED) on a summer clock (2027-07-15)"
 "${PYTEST[@]}" -p randomly --randomly-seed="$SEED" --clock 2027-07-15T12:00:00 -q "${FAST[@]}"
+
+step "traces in a real Arize Phoenix (its own venv)"
+wait "$PHOENIX_ENV" || { tail -n 40 build/phoenix-env.log; exit 1; }
+"${PYTEST[@]}" -m phoenix tests/phoenix "$@"
 
 step "the wheel beside the oldest JupyterLab the lab extra allows"
 wait "$OLDEST_LAB" || { cat build/oldest-lab.log; exit 1; }

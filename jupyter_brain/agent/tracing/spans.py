@@ -2,16 +2,19 @@
 
 ``jupyter_brain.agent.turn`` (TurnStart → TurnEnd) is the parent of one span per
 ``jupyter_brain.agent.llm`` model call (from the turn's mark just before the call to its
-usage), ``jupyter_brain.agent.tool`` call, ``jupyter_brain.agent.reflect`` and
+usage), ``jupyter_brain.agent.tool`` call (its arguments and result, redacted),
+``jupyter_brain.agent.reflect``, ``jupyter_brain.agent.thinking`` (a thinking phase) and
 ``jupyter_brain.agent.compact``. The events are the only input (the emitter hands them
 over already stamped and, with ``redact_logs``, masked), and their timestamps are the
 spans' times: a span whose work no event opens (a tool run, a reflection, a compaction)
 starts where the event before it left off. Model calls follow the GenAI semantic
-conventions (``gen_ai.*``); Phoenix's OpenInference kinds ride along.
+conventions (``gen_ai.*``); Phoenix's OpenInference kinds, ``session.id`` and a tool's
+``input.value``/``output.value`` ride along (tests/phoenix reads them back from Phoenix).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable
@@ -32,11 +35,23 @@ LLM_SPAN = "jupyter_brain.agent.llm"
 TOOL_SPAN = "jupyter_brain.agent.tool"
 REFLECT_SPAN = "jupyter_brain.agent.reflect"
 COMPACT_SPAN = "jupyter_brain.agent.compact"
+THINKING_SPAN = "jupyter_brain.agent.thinking"
 OPENINFERENCE_KIND = "openinference.span.kind"
+MAX_TOOL_TEXT = 8_000  # a tool's arguments or result on its span, in characters (the rest is cut)
 
 
 def _ns(ts: float) -> int:
     return int(ts * 1_000_000_000)
+
+
+def _capped(text: str) -> str:
+    return text if len(text) <= MAX_TOOL_TEXT else text[:MAX_TOOL_TEXT] + f"… [{len(text) - MAX_TOOL_TEXT} more characters]"
+
+
+def _arguments_json(arguments: Any) -> str:
+    if isinstance(arguments, str):
+        return _capped(arguments)
+    return _capped(json.dumps(arguments, default=str, ensure_ascii=False, sort_keys=True))
 
 
 class TurnTracer(TurnHook):
@@ -63,6 +78,7 @@ class TurnTracer(TurnHook):
         self.last_ns = 0  # the previous event's time
         self.prepared_ns = 0  # the last event that prepared a wave of tool calls
         self.tool_args: dict[str, int] = {}
+        self.tool_arguments: dict[str, str] = {}  # each call's arguments (JSON), for its span
         self.approvals: dict[str, dict[str, Any]] = {}
         self.server_calls: set[str] = set()  # calls the provider ran on its servers (server tools)
         self.error: str | None = None
@@ -107,6 +123,8 @@ class TurnTracer(TurnHook):
 
     # spans ---------------------------------------------------------------------------
     def _span(self, name: str, start: int, attributes: dict[str, Any], kind: SpanKind = SpanKind.INTERNAL) -> Span:
+        """A child of the turn's span; like every span of the turn, it names the session."""
+        attributes = {"session.id": self.model_attributes.get("session.id"), **attributes}
         return self.tracer.start_span(name, context=self.context, kind=kind, start_time=start,
                                       attributes=clean(attributes, self.redact))
 
@@ -134,6 +152,7 @@ class TurnTracer(TurnHook):
             "gen_ai.provider.name": e.provider or None, "gen_ai.system": e.provider or None,
             "gen_ai.request.model": e.model or None, "gen_ai.conversation.id": e.session_id or None,
             "llm.model_name": e.model or None, "llm.provider": e.provider or None,
+            "session.id": e.session_id or None,  # OpenInference: Phoenix's Sessions view groups by it
         }, self.redact)
         attributes = {
             **self.model_attributes, "gen_ai.operation.name": "invoke_agent",
@@ -218,6 +237,8 @@ class TurnTracer(TurnHook):
         self.prepared_ns = ns
         if e.type == "tool_call_args":
             self.tool_args[e.call_id] = ns
+            if e.arguments is not None:
+                self.tool_arguments[e.call_id] = _arguments_json(e.arguments)
         elif e.type == "approval_decision":
             self.approvals[e.call_id] = {f"{PREFIX}.approval.approved": e.approved,
                                          f"{PREFIX}.approval.by": e.by, f"{PREFIX}.approval.waited_ms": e.waited_ms}
@@ -233,6 +254,8 @@ class TurnTracer(TurnHook):
             start, end = (args_ns or ns), ns
         by_server = e.call_id in self.server_calls
         self.server_calls.discard(e.call_id)
+        arguments = self.tool_arguments.pop(e.call_id, None)
+        result = _capped(e.result_preview or e.error or "") or None
         span = self._span(TOOL_SPAN, start, {
             "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": e.name, "gen_ai.tool.call.id": e.call_id,
             # GenAI conventions: "function" runs on the client (here, the harness); an
@@ -241,6 +264,9 @@ class TurnTracer(TurnHook):
             "tool.name": e.name, OPENINFERENCE_KIND: "TOOL", f"{PREFIX}.step": e.step,
             f"{PREFIX}.tool.status": e.status, f"{PREFIX}.tool.wave": e.wave,
             f"{PREFIX}.tool.artifact": e.artifact, **self.approvals.pop(e.call_id, {}),
+            "gen_ai.tool.call.arguments": arguments, "gen_ai.tool.call.result": result,
+            "input.value": arguments, "input.mime_type": "application/json" if arguments is not None else None,
+            "output.value": result, "output.mime_type": "text/plain" if result is not None else None,
         })
         if e.status != "ok":
             self._fail(span, e.status, e.error)
@@ -250,6 +276,16 @@ class TurnTracer(TurnHook):
         span = self._span(REFLECT_SPAN, min(self.last_ns or ns, ns), {
             OPENINFERENCE_KIND: "CHAIN", f"{PREFIX}.step": e.step, f"{PREFIX}.reflection.trigger": e.trigger,
             f"{PREFIX}.reflection.confidence": e.confidence, f"{PREFIX}.reflection.skipped": e.skipped,
+        })
+        span.end(end_time=ns)
+
+    def _thinking_phase(self, e: Any, ns: int) -> None:
+        start = ns - int(e.duration_ms * 1_000_000)
+        span = self._span(THINKING_SPAN, min(max(start, self.last_ns or start), ns), {
+            OPENINFERENCE_KIND: "CHAIN", f"{PREFIX}.step": e.step, f"{PREFIX}.thinking.strategy": e.strategy or None,
+            f"{PREFIX}.thinking.tokens_before": e.tokens_before, f"{PREFIX}.thinking.tokens_after": e.tokens_after,
+            f"{PREFIX}.thinking.tokens": e.thinking_tokens, f"{PREFIX}.thinking.model_calls": e.model_calls,
+            f"{PREFIX}.thinking.fallback": e.fallback, "output.value": e.summary or None,
         })
         span.end(end_time=ns)
 
@@ -294,6 +330,7 @@ _HANDLERS: dict[str, Callable[[TurnTracer, Any, int], None]] = {
     "approval_decision": TurnTracer._prepared,
     "tool_call_end": TurnTracer._tool_end,
     "reflection": TurnTracer._reflection,
+    "thinking_phase": TurnTracer._thinking_phase,
     "compaction": TurnTracer._compaction,
     "turn_end": TurnTracer._turn_end,
 }
