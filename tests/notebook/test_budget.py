@@ -23,6 +23,8 @@ from jupyter_brain.session import SessionManager
 from jupyter_brain.settings import CONFIG_KEYS, SETTINGS
 from jupyter_brain.settings_model import AgentOptions
 
+from ..kernel_notebooks import drop_keys, execute, load_extension
+
 
 def _answer(usd: float) -> dict:
     return {"text": "answered", "usage": {"input_tokens": 0, "output_tokens": round(usd / SONNET_OUT)}}
@@ -117,15 +119,12 @@ def test_compare_max_cost_bounds_all_runs_together() -> None:
 # a real kernel ---------------------------------------------------------------------------------
 @pytest.mark.kernel
 def test_max_cost_in_a_real_kernel_stops_before_the_call(tmp_path: Any, monkeypatch: Any) -> None:
-    from nbclient import NotebookClient
 
-    for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(var, raising=False)
+    drop_keys(monkeypatch)
     nb = nbformat.v4.new_notebook()
     nb.cells = [
         nbformat.v4.new_code_cell(
-            "%load_ext jupyter_brain\n"
-            f"%config AgentMagics.data_dir = {str(tmp_path / 'jb')!r}\n"
+            load_extension(tmp_path / 'jb') +
             "from jupyter_brain import ScriptedProvider\n"
             "calls = []\n"
             "class MustNotCall(ScriptedProvider):\n"
@@ -141,8 +140,7 @@ def test_max_cost_in_a_real_kernel_stops_before_the_call(tmp_path: Any, monkeypa
         nbformat.v4.new_code_cell("%agent cost"),
     ]
     # allow_errors: the stopped turn fails its cell (AgentMagics.fail_on), as Run All should see it
-    NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
-                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    execute(nb, tmp_path, allow_errors=True)
     assert nb.cells[2].outputs[0].text.strip() == "budget 0"
     (error,) = [o for o in nb.cells[1].outputs if o.output_type == "error"]
     assert error.ename == "AgentTurnFailed" and "(budget)" in error.evalue

@@ -10,9 +10,10 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from ..kernel_notebooks import drop_keys
+
 pytestmark = pytest.mark.kernel
 
-NO_KEYS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "JUPYTER_BRAIN_BASE_URL", "JPY_SESSION_NAME")
 
 SETUP = (
     "%load_ext jupyter_brain\n"
@@ -34,8 +35,7 @@ DIALOGUE = ("import json\n"
 
 @pytest.fixture(autouse=True)
 def _no_keys(monkeypatch):
-    for var in NO_KEYS:
-        monkeypatch.delenv(var, raising=False)
+    drop_keys(monkeypatch)
 
 
 def _notebook(*sources: str) -> nbformat.NotebookNode:

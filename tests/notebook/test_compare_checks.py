@@ -13,6 +13,8 @@ from IPython.core.error import UsageError
 from jupyter_brain.providers.scripted import ScriptedProvider
 from tests.priced_providers import SONNET_IN, SONNET_OUT, Priced
 
+from ..kernel_notebooks import drop_keys, execute, load_extension
+
 RIGHT, WRONG = "Step 1: 6*7=42\nFinal Answer: 42", "Step 1: 6*7=41\nFinal Answer: 41"
 
 
@@ -202,15 +204,12 @@ def test_in_a_real_kernel_runs_are_isolated_and_rated(tmp_path, monkeypatch):
     """nbclient drives a real kernel: the widget's Markdown fallback carries the verdicts,
     the rates are data in ``_compare``, and the kernel's own variables are untouched."""
     import nbformat
-    from nbclient import NotebookClient
 
-    for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(var, raising=False)
+    drop_keys(monkeypatch)
     nb = nbformat.v4.new_notebook()
     nb.cells = [
         nbformat.v4.new_code_cell(
-            "%load_ext jupyter_brain\n"
-            f"%config AgentMagics.data_dir = {str(tmp_path / 'jb')!r}\n"
+            load_extension(tmp_path / 'jb') +
             "import threading, pandas as pd\n"
             "from jupyter_brain import ScriptedProvider\n"
             "df = pd.DataFrame({'a': [1, 2, 3]})\n"
@@ -234,7 +233,7 @@ def test_in_a_real_kernel_runs_are_isolated_and_rated(tmp_path, monkeypatch):
             "print(r['passed'], r['checked'], round(r['low'], 4), round(r['high'], 4))\n"
             "print('x' in dir(), df['a'].tolist(), _compare.namespace_changes)"),
     ]
-    NotebookClient(nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    execute(nb, tmp_path, timeout=180)
     rate_line, namespace_line = nb.cells[2].outputs[0].text.strip().splitlines()
     # Three of the four runs answer 42: 3/4, by hand (p = .75, z = 1.96) 0.3006 … 0.9544.
     assert rate_line == "3 4 0.3006 0.9544"

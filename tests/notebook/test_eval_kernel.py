@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from ..kernel_notebooks import drop_keys, execute, load_extension
+
 TASKS = """
 configs:
   - {name: good, strategy: react, provider: bot}
@@ -29,16 +31,13 @@ tasks:
 @pytest.mark.kernel
 def test_in_a_real_kernel_the_eval_shows_progress_rates_the_plot_and_returns_a_dataframe(tmp_path, monkeypatch):
     import nbformat
-    from nbclient import NotebookClient
 
-    for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(var, raising=False)
+    drop_keys(monkeypatch)
     (tmp_path / "tasks.yaml").write_text(TASKS, encoding="utf-8")
     nb = nbformat.v4.new_notebook()
     nb.cells = [
         nbformat.v4.new_code_cell(
-            "%load_ext jupyter_brain\n"
-            f"%config AgentMagics.data_dir = {str(tmp_path / 'jb')!r}\n"
+            load_extension(tmp_path / 'jb') +
             "from jupyter_brain import ScriptedProvider\n"
             "kept = [1, 2]\n"
             "def answer(messages, tools, wrong=False):\n"
@@ -54,7 +53,7 @@ def test_in_a_real_kernel_the_eval_shows_progress_rates_the_plot_and_returns_a_d
         nbformat.v4.new_code_cell("%agent eval tasks.yaml"),
         nbformat.v4.new_code_cell("print(_eval.passed.tolist(), 'total' in dir(), kept)"),
     ]
-    NotebookClient(nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    execute(nb, tmp_path, timeout=180)
     outputs = nb.cells[1].outputs
     displays = [o for o in outputs if o.output_type == "display_data"]
     progress, summary, figure, failures = displays

@@ -19,6 +19,8 @@ from IPython.core.error import UsageError
 from jupyter_brain.agent.results import TurnResult
 from jupyter_brain.notebook import turn_export
 
+from ..kernel_notebooks import drop_keys, execute, load_extension
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTED = "from jupyter_brain.providers.scripted import ScriptedProvider\n"
 TOOL_TURN = (SCRIPTED + "bot = ScriptedProvider([\n"
@@ -198,21 +200,19 @@ def test_in_a_real_kernel_the_exported_turn_replays_with_its_setup(tmp_path, mon
     """nbclient drives a real kernel (ipykernel's input history is the setup): the exported
     test passes on its recording and fails once the recorded answer is edited."""
     import nbformat
-    from nbclient import NotebookClient
 
-    for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(var, raising=False)
+    drop_keys(monkeypatch)
     out = tmp_path / "exported"
     nb = nbformat.v4.new_notebook()
     nb.cells = [
-        nbformat.v4.new_code_cell(f"%load_ext jupyter_brain\n%config AgentMagics.data_dir = {str(tmp_path / 'jb')!r}"),
+        nbformat.v4.new_code_cell(load_extension(tmp_path / 'jb')),
         nbformat.v4.new_code_cell(TOOL_TURN + "\nvalues = [10.0, 13.6]"),
         nbformat.v4.new_code_cell("%%agent --provider bot --permission auto\nWhat is the mean of values?"),
         nbformat.v4.new_code_cell(f"%agent export-test -1 {out}/test_kernel.py --expect 11.8 "
                                   "--check 'abs(answer_value - 11.8) < 0.01'"),
         nbformat.v4.new_code_cell(f"%agent export-test -1 {out}/test_edited.py"),
     ]
-    NotebookClient(nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    execute(nb, tmp_path, timeout=180)
     assert "wrote " in nb.cells[3].outputs[0].text
     setup = (out / "test_kernel.py").read_text()
     assert "values = [10.0, 13.6]" in setup and "load_ext" not in setup

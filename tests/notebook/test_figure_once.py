@@ -10,6 +10,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from ..kernel_notebooks import drop_keys
+
 pytestmark = pytest.mark.kernel
 
 SETUP = """%load_ext jupyter_brain
@@ -29,8 +31,7 @@ bot = ScriptedProvider([
 
 
 def test_a_figure_made_by_the_agent_appears_once(tmp_path, monkeypatch):
-    for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(var, raising=False)
+    drop_keys(monkeypatch)
     nb = nbformat.v4.new_notebook()
     nb.cells = [
         nbformat.v4.new_code_cell(SETUP.format(data_dir=str(tmp_path / "jb"))),

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
 
 import jupyter_brain
+
+from ..kernel_notebooks import drop_keys, execute, load_extension
 
 pytestmark = pytest.mark.kernel
 
@@ -24,8 +25,7 @@ def _notebook(tmp_path: Path, script: str, agent_line: str = "%%agent --provider
     nb = nbformat.v4.new_notebook()
     nb.cells = [
         nbformat.v4.new_code_cell(
-            "%load_ext jupyter_brain\n"
-            f"%config AgentMagics.data_dir = {str(tmp_path / 'jb')!r}\n"
+            load_extension(tmp_path / 'jb') +
             "from jupyter_brain import ScriptedProvider\n"
             f"bot = ScriptedProvider({script})"),
         nbformat.v4.new_code_cell(f"{agent_line}\nWhich month dropped most?"),
@@ -65,8 +65,7 @@ def test_nbconvert_exits_zero_when_the_turn_completes(tmp_path) -> None:
 
 
 def test_nbclient_runs_wait_for_no_front_end(tmp_path, monkeypatch) -> None:
-    for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(var, raising=False)
+    drop_keys(monkeypatch)
     script = "[{'tool_calls': [{'name': 'run_python', 'arguments': {'code': 'made = 1'}}]}, 'Nobody could approve.']"
     nb = nbformat.read(_notebook(tmp_path, script, "%%agent --provider bot --permission ask"), as_version=4)
     nb.cells[2].source = (
@@ -75,7 +74,7 @@ def test_nbclient_runs_wait_for_no_front_end(tmp_path, monkeypatch) -> None:
         "decisions = [e for e in m.manager.event_log.events(turn_id=_agent.turn_id) if isinstance(e, ApprovalDecision)]\n"
         "print(m.lab.comm is not None, m.lab.settle_skipped, _agent.status, _agent.tool_calls[0].status,\n"
         "      [(d.by, d.channel) for d in decisions], 'made' in globals())")
-    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    execute(nb, tmp_path)
     # The comm %load_ext opened is there (nobody answered it), and the first turn did not wait for it;
     # the approval nobody could give was denied on the headless path, and the code did not run.
     assert nb.cells[2].outputs[0].text.split() == [

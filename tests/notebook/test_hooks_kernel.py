@@ -7,8 +7,8 @@ import json
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
 
+from ..kernel_notebooks import drop_keys, execute
 from .test_hooks_subcommand import HOOK_CELL
 
 pytestmark = pytest.mark.kernel
@@ -33,8 +33,7 @@ REPORT = (
 
 
 def test_a_hook_from_a_notebook_cell_blocks_a_tool_and_adds_a_layer(tmp_path, monkeypatch) -> None:
-    for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "JUPYTER_BRAIN_BASE_URL"):
-        monkeypatch.delenv(var, raising=False)
+    drop_keys(monkeypatch)
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(s) for s in (
         SETUP + f"%config AgentMagics.data_dir = {str(tmp_path / 'jb')!r}",
@@ -43,7 +42,7 @@ def test_a_hook_from_a_notebook_cell_blocks_a_tool_and_adds_a_layer(tmp_path, mo
         "%%agent --provider bot --permission auto\nDrop the sales table.",
         REPORT,
     )]
-    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    execute(nb, tmp_path)
     out = "".join(o.get("text", "") for o in nb.cells[-1].outputs if o.output_type == "stream")
     report = json.loads(out.strip().splitlines()[-1])
     assert "drop_table" not in report["offered"]

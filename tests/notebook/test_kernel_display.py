@@ -4,26 +4,25 @@ from __future__ import annotations
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
+
+from ..kernel_notebooks import drop_keys, execute, load_extension
 
 pytestmark = pytest.mark.kernel
 
 
 def test_agent_output_keeps_widget_and_markdown_transcript(tmp_path, monkeypatch):
-    for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(var, raising=False)
+    drop_keys(monkeypatch)
     nb = nbformat.v4.new_notebook()
     nb.cells = [
         nbformat.v4.new_code_cell(
-            "%load_ext jupyter_brain\n"
-            f"%config AgentMagics.data_dir = {str(tmp_path / 'jb')!r}\n"
+            load_extension(tmp_path / 'jb') +
             "from jupyter_brain import ScriptedProvider\n"
             "bot = ScriptedProvider(['<think>compare months</think>**March** dropped most.'])"
         ),
         nbformat.v4.new_code_cell("%%agent --provider bot --think low\nWhich month dropped most?"),
         nbformat.v4.new_code_cell("print(_agent.status)"),
     ]
-    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    execute(nb, tmp_path)
     outputs = nb.cells[1].outputs
     displays = [o for o in outputs if o.output_type == "display_data"]
     assert len(displays) == 1, outputs
@@ -41,8 +40,7 @@ def test_kernel_interrupt_mid_stream_stops_cleanly_and_next_cell_works(tmp_path,
 
     from jupyter_client.manager import start_new_kernel
 
-    for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(var, raising=False)
+    drop_keys(monkeypatch)
     km, kc = start_new_kernel(kernel_name="python3", cwd=str(tmp_path))
     try:
         setup = (

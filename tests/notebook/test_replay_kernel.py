@@ -16,9 +16,10 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from ..kernel_notebooks import drop_keys
+
 pytestmark = pytest.mark.kernel
 
-KEYS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "JUPYTER_BRAIN_BASE_URL", "JPY_SESSION_NAME")
 
 SCRIPT = """[
     {"text": "", "tool_calls": [{"name": "run_python", "arguments": {"code": "drop = min(sales, key=sales.get)\\nprint(drop)"}}]},
@@ -76,8 +77,7 @@ def rerun(recorded: Path, setup: str, *, first: str = FIRST, second: str = SECON
 @pytest.fixture()
 def recorded(tmp_path, monkeypatch) -> tuple[Path, dict]:
     """The notebook run once with the scripted model, saved in its folder."""
-    for var in KEYS:
-        monkeypatch.delenv(var, raising=False)
+    drop_keys(monkeypatch)
     folder = tmp_path / "author"
     folder.mkdir()
     nb = notebook(setup_cell(tmp_path / "data-first", f"ScriptedProvider({SCRIPT})"))
@@ -187,8 +187,7 @@ def dated(day: str) -> str:
 
 
 def test_a_shared_notebook_reruns_elsewhere_another_day_with_no_key(tmp_path, monkeypatch):
-    for var in KEYS:
-        monkeypatch.delenv(var, raising=False)
+    drop_keys(monkeypatch)
     author = tmp_path / "author"
     author.mkdir()
     # The author has a key: "anthropic" is a scripted Claude here (the registry patched in the kernel).
@@ -230,8 +229,7 @@ def test_strict_with_an_edited_prompt_stops_that_cell(recorded, tmp_path):
 
 
 def test_a_tool_call_allowed_when_recorded_runs_again_without_asking(tmp_path, monkeypatch):
-    for var in KEYS:
-        monkeypatch.delenv(var, raising=False)
+    drop_keys(monkeypatch)
     first_cell = FIRST.replace(" --permission auto", "")  # asks (the default): nobody can answer here
     nb = notebook(setup_cell(tmp_path / "data-first", f"ScriptedProvider({SCRIPT})",
                              extra='%config AgentMagics.permission = "auto"'), first=first_cell)

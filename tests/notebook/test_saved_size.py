@@ -14,6 +14,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from ..kernel_notebooks import drop_keys
+
 pytestmark = pytest.mark.kernel
 
 TURN_MIME = "application/vnd.jupyter-brain.turn+json"
@@ -42,8 +44,7 @@ def agent_cell(i: int) -> str:
 
 @pytest.fixture(autouse=True)
 def _no_keys(monkeypatch):
-    for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(var, raising=False)
+    drop_keys(monkeypatch)
 
 
 def run(tmp_path, sources: list[str], rerun: tuple[int, ...] = ()) -> nbformat.NotebookNode:
