@@ -113,3 +113,12 @@ def test_the_decoder_notes_done_only_when_it_came() -> None:
                                                          (8, None, "stop"), (0, 0, "stop")])
 def test_inferred_finish(tokens: int, bound: int | None, finish: str) -> None:
     assert inferred_finish(tokens, bound) == finish
+
+
+def test_an_unstreamed_call_asks_for_a_stream_so_tinyq4s_sse_answer_is_what_it_reads(server: ReplayServer) -> None:
+    # tinyq4 answers text/event-stream even to "stream": false; the provider never sends
+    # that: generate() (no streaming wanted) collects the same stream
+    server.push(Body(STOP.body()))
+    result = provider(server, max_tokens=8).generate(HI, [], timeout_s=30)
+    assert (result.text, result.stop_reason, result.stop_reason_inferred) == ("The answer", "end_turn", True)
+    assert server.bodies("/chat/completions")[0]["stream"] is True
