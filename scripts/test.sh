@@ -139,7 +139,7 @@ step "the environment of scripts/lab.sh runs every example notebook"
 wait "$NEWCOMER" || { cat build/newcomer.log; exit 1; }
 tail -n 13 build/newcomer.log
 
-step "the real local model (llama-cpp-python's server, SmolLM2-135M)"
+step "the real local model (llama-cpp-python's server and tinyq4, SmolLM2-135M)"
 wait "$LOCAL_MODEL_BUILD" || { tail -n 60 build/local-model-build.log; exit 1; }
 # The extra's packages only, from the wheels just built: reinstalling jupyter-brain itself
 # would rebuild it in an isolated environment (JupyterLab installed again) for nothing.

@@ -188,6 +188,9 @@ class ProviderResult(BaseModel):
     server_tools: list[ServerToolUse] = Field(default_factory=list)
     citations: list[WebCitation] = Field(default_factory=list)
     native_content: dict[str, Any] | None = None
+    # The server sent no finish_reason (tinyq4: ``[DONE]`` alone): ``stop_reason`` was
+    # inferred from the answer's length (``providers/stream_end.py``).
+    stop_reason_inferred: bool = False
 
     def to_message(self) -> Message:
         """The assistant message this result adds to history."""

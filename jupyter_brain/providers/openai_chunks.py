@@ -14,7 +14,9 @@ recorded real streams (``tests/providers/recorded``):
   with reasoning counted inside ``completion_tokens`` (OpenAI, DeepSeek) or outside it
   (xAI: ``total_tokens`` = prompt + completion + reasoning), or not at all (Ollama without
   ``include_usage``: then it is estimated with the tokenizer and marked so);
-- no ``data: [DONE]`` at the end: the finish chunk is what completes the answer.
+- no ``data: [DONE]`` at the end: the finish chunk is what completes the answer;
+- ``data: [DONE]`` and no finish_reason at all (tinyq4): the stop reason is inferred
+  (``stream_end.py``) and ``ProviderResult.stop_reason_inferred`` says so.
 
 A chunk of a shape none of this covers becomes a ``ProviderError`` naming the server,
 never a Python exception from deep inside the assembler.
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from jupyter_brain.providers.base import (
@@ -39,6 +41,7 @@ from jupyter_brain.providers.base import (
     Usage,
 )
 from jupyter_brain.providers.sdk_support import parse_arguments
+from jupyter_brain.providers.stream_end import inferred_finish
 from jupyter_brain.providers.think_tags import Segment, ThinkTagSplitter
 from jupyter_brain.providers.usage_estimate import estimate_usage, reported_nothing
 
@@ -72,7 +75,10 @@ class ChunkAssembler:
     """Turns Chat Completions chunks into StreamEvents and a final result.
 
     ``server`` names the endpoint in errors; ``messages`` / ``tools`` (the request) are
-    only used to estimate usage when the server reported none.
+    only used to estimate usage when the server reported none. ``ended_with_done`` tells
+    after the last chunk whether the body ended with ``[DONE]`` (None: unknown); with it,
+    a stream without a finish_reason ended on purpose and ``max_tokens`` (the request's
+    bound) decides the inferred stop reason.
     """
 
     def __init__(
@@ -82,6 +88,9 @@ class ChunkAssembler:
         server: str = "",
         messages: list[Message] | None = None,
         tools: list[ToolSchema] | None = None,
+        *,
+        max_tokens: int | None = None,
+        ended_with_done: Callable[[], bool | None] | None = None,
     ) -> None:
         self.provider = provider
         self.model = model
@@ -96,6 +105,10 @@ class ChunkAssembler:
         self.by_index: dict[Any, int] = {}
         self.usage = Usage()
         self.finish: str | None = None
+        self.finish_inferred = False
+        self.max_tokens = max_tokens
+        self.ended_with_done = ended_with_done
+        self.delta_chunks = 0  # chunks that carried some output: a token each on tinyq4
 
     def run(self, chunks: Iterator[Any]) -> Iterator[StreamEvent]:
         try:
@@ -103,6 +116,9 @@ class ChunkAssembler:
                 yield from self._chunk(chunk)
         except (TypeError, AttributeError, KeyError, ValueError) as err:
             raise self._shape_error(f"{type(err).__name__}: {err}") from None
+        if self.finish is None and self.ended_with_done is not None and self.ended_with_done():
+            # [DONE] without any finish_reason (tinyq4): an end, not a dropped connection
+            self.finish, self.finish_inferred = inferred_finish(self.delta_chunks, self.max_tokens), True
         if self.finish is None:
             raise ProviderError(
                 "the connection closed before the response was complete (no finish_reason)",
@@ -135,6 +151,7 @@ class ChunkAssembler:
             usage=self.usage,
             model=self.model,
             refusal=refusal,
+            stop_reason_inferred=self.finish_inferred,
         )
         if reported_nothing(self.usage):
             result.usage = estimate_usage(*self.request, result)
@@ -161,6 +178,8 @@ class ChunkAssembler:
     def _delta(self, delta: Any) -> Iterator[StreamEvent]:
         if delta is None:
             return
+        if any(field(delta, name) for name in ("content", "reasoning_content", "reasoning", "refusal", "tool_calls")):
+            self.delta_chunks += 1
         for name in ("reasoning_content", "reasoning"):
             reasoning = field(delta, name)
             if isinstance(reasoning, str) and reasoning:

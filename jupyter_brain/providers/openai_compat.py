@@ -39,6 +39,7 @@ from jupyter_brain.providers.sdk_support import (
     map_sdk_error,
     transport_errors,
 )
+from jupyter_brain.providers.stream_end import saw_done, watching_client_class
 
 # preset -> (default base_url, placeholder key or None if a real key is required, model)
 PRESETS: dict[str, tuple[str | None, str | None, str | None]] = {
@@ -116,7 +117,8 @@ class OpenAICompatProvider(StreamingProvider):
         self._sdk = openai
         # What a request can raise: the SDK's errors and the HTTP layer's.
         self._call_errors: tuple[type[BaseException], ...] = (openai.OpenAIError, *transport_errors())
-        self._client = openai.OpenAI(
+        # its streams note a closing [DONE] (stream_end.py: servers with no finish_reason)
+        self._client = watching_client_class(openai)(
             api_key=key, base_url=self.base_url, timeout=timeout, max_retries=max_retries
         )
 
@@ -156,7 +158,10 @@ class OpenAICompatProvider(StreamingProvider):
         params = self.request_params(messages, tools)
         stream = self._open(params, messages, timeout_s)
         server = self.base_url or "api.openai.com"
-        assembler = ChunkAssembler(self.name, self.model, server, messages, tools)
+        assembler = ChunkAssembler(
+            self.name, self.model, server, messages, tools,
+            max_tokens=params.get(self._max_tokens_field), ended_with_done=lambda: saw_done(stream),
+        )
         try:
             yield from assembler.run(guarded(stream, self._sdk.OpenAIError, self._error))
         finally:

@@ -60,6 +60,8 @@ def message_of(err: BaseException, body: Any) -> str:
         inner = body.get("error", body)
         if isinstance(inner, dict) and isinstance(inner.get("message"), str):
             return inner["message"]
+    if isinstance(body, str) and body.strip():  # a plain-text error body (tinyq4's 4xx): say why, on one line
+        return f"{str(err) or type(err).__name__}: {' '.join(body.split())[:500]}"
     return str(err) or type(err).__name__
 
 

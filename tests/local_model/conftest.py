@@ -27,6 +27,7 @@ from .server import (
     gguf_path,
     start_server,
 )
+from .tinyq4_server import start_tinyq4
 
 # What must never leak into the kernel: a real key would send the prompts elsewhere.
 _SCRUBBED = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "JUPYTER_BRAIN_BASE_URL")
@@ -117,3 +118,19 @@ def agent_kernel(
     yield start
     for kernel in kernels:
         kernel.shutdown()
+
+
+@pytest.fixture(scope="session")
+def tinyq4(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalModelServer]:
+    """A running tinyq4 server with SmolLM2-135M (Q8_0, converted once into build/tinyq4-model)."""
+    cache_dir = Path(request.config.rootpath) / "build" / "tinyq4-model"
+    try:
+        server = start_tinyq4(cache_dir, tmp_path_factory.mktemp("tinyq4"))
+    except LocalModelUnavailable as exc:
+        pytest.fail(f"the tinyq4 server is unavailable: {exc}", pytrace=False)
+    try:
+        print(f"\n[tinyq4] {server.model} on {server.base_url}: up in {server.startup_s:.1f}s")
+        yield server
+    finally:
+        server.stop()
+        assert server.process.poll() is not None, "the tinyq4 server outlived the session"

@@ -55,7 +55,8 @@ def stream(rec: Recording, body: bytes | None = None) -> tuple[list[StreamEvent]
         provider: Any = (
             AnthropicProvider("claude-recorded", api_key="sk-ant-replay", base_url=server.url, max_retries=0)
             if anthropic
-            else OpenAICompatProvider("recorded-model", api_key="sk-replay", base_url=server.url + "/v1", max_retries=0)
+            else OpenAICompatProvider("recorded-model", api_key="sk-replay", base_url=server.url + "/v1", max_retries=0,
+                                      max_tokens=rec.side["source"].get("max_tokens"))  # the recorded request's bound
         )
         try:
             for event in provider.generate_stream(QUESTION, [WEATHER], timeout_s=30):
@@ -166,6 +167,8 @@ def test_recorded_stream(rec: Recording) -> None:
 def assert_result(rec: Recording, result: ProviderResult, expect: Expected) -> None:
     assert matches(result.text, expect["text"]), result.text[:200]
     assert result.stop_reason == expect["stop_reason"]
+    # a server that sent no finish_reason (tinyq4): inferred from [DONE] and max_tokens
+    assert result.stop_reason_inferred == expect.get("stop_reason_inferred", False)
     assert len(result.thinking) == len(expect["thinking"])
     for block, want in zip(result.thinking, expect["thinking"], strict=True):
         if want.get("redacted"):
@@ -279,4 +282,4 @@ def test_every_recording_says_where_it_came_from() -> None:
 
 def test_the_recordings_cover_the_servers_the_issue_names() -> None:
     vendors = {r.data_path.parent.name for r in ALL}
-    assert {"anthropic", "openai", "deepseek", "mistral", "xai", "groq", "ollama", "vllm", "llama_cpp"} <= vendors
+    assert {"anthropic", "openai", "deepseek", "mistral", "xai", "groq", "ollama", "vllm", "llama_cpp", "tinyq4"} <= vendors

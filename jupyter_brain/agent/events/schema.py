@@ -182,6 +182,7 @@ class StepEnd(EventBase):
     step: int
     stop_reason: str = ""
     tool_calls: int = 0
+    stop_reason_inferred: bool = False  # the server sent none (tinyq4): guessed from the length
 
 
 class CompactionEvent(EventBase):

@@ -232,7 +232,8 @@ class Turn:
             # Committed together with the StepEnd below: one transaction per step.
             self.history_log.append_messages(self.session_id, self.turn_id, self.messages[self.persisted:])
             self.persisted = len(self.messages)
-        self.emit(StepEnd(step=step, stop_reason=result.stop_reason, tool_calls=len(result.tool_calls)))
+        self.emit(StepEnd(step=step, stop_reason=result.stop_reason, tool_calls=len(result.tool_calls),
+                          stop_reason_inferred=result.stop_reason_inferred))
         if not result.tool_calls:
             self.final_text = (result.refusal or result.text) if self.status == "refused" else result.text
             return False
