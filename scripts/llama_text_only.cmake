@@ -3,5 +3,6 @@
 # project(), so it comes after llama-cpp-python forces LLAMA_BUILD_COMMON on and before
 # llama.cpp reads it. llama.cpp's common library (chat templates, JSON, argument parsing) is
 # used only by the multimodal library, which LLAVA_BUILD=OFF leaves out; the Python package
-# loads libllama and libggml alone. Leaving it out saves about 60 % of the first compile.
+# loads libllama and libggml alone. Leaving it out halves the first compile (measured: 7.8
+# CPU-minutes instead of 15.5, llama-cpp-python 0.3.36, gcc 12).
 set(LLAMA_BUILD_COMMON OFF CACHE BOOL "llama.cpp's common library (only mtmd uses it)" FORCE)
