@@ -8,6 +8,8 @@ answer_first_open_{light,dark}.png (steps opened), strategy_rows_{light,dark}.pn
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from .conftest import open_and_run, screenshot, wait_idle_after_run, write_notebook
@@ -39,6 +41,20 @@ AGENT = "%%agent --provider bot\nWhich month had the largest revenue drop in `sa
 REACT = "%%agent --provider react --strategy react\nAnd which month dropped most, in one line?"
 
 THE_VIEW = "document.querySelectorAll('.jb-agent-view')"
+# The agent cell's outputs as the notebook model holds them: each output's MIME types, and
+# in a finished turn's bundle the run_python call's figures (a reference or a URL, cut
+# short) and the Markdown's inline images.
+SAVED_FIGURES = """() => {
+    const cell = window.jupyterapp.shell.currentWidget.content.model.cells.get(1);
+    const outputs = [...Array(cell.outputs.length).keys()].map(i => cell.outputs.get(i).toJSON());
+    return outputs.map(o => {
+        const turn = (o.data || {})['application/vnd.jupyter-brain.turn+json'];
+        const end = turn && turn.transcript.find(e => e.type === 'tool_call_end' && e.name === 'run_python');
+        return {type: o.output_type, mimes: Object.keys(o.data || {}),
+                images: end ? (end.images || []).map(u => String(u).slice(0, 40)) : null,
+                markdownImages: ((o.data || {})['text/markdown'] || '').split('](data:image/').length - 1};
+    });
+}"""
 
 
 def _set_theme(page, theme: str) -> None:
@@ -89,7 +105,9 @@ def _run_and_check(lab, page, name: str, theme: str) -> dict:
     assert checks["keywords"] >= 2, checks
     assert "\\n" not in checks["rowText"] and '{"code"' not in checks["rowText"], checks
     # The plot and the table inside the tool row; the figure not again below the widget.
-    assert checks["imgInRow"] == 1 and checks["tableInRow"] == 1, checks
+    if checks["imgInRow"] != 1:  # say where the figure was lost: never made, not saved, or not drawn
+        checks["saved"] = page.evaluate(SAVED_FIGURES)
+    assert checks["imgInRow"] == 1 and checks["tableInRow"] == 1, json.dumps(checks)
     assert checks["imgsOutsideWidget"] == 0, checks
     page.locator(".jb-tool[data-tool='run_python']").first.scroll_into_view_if_needed()
     screenshot(page, f"answer_first_open_{name.rsplit('_', 1)[-1]}")
