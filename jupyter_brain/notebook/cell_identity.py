@@ -28,14 +28,20 @@ def cell_flags(line: str) -> list[str]:
     """The magic line's words without ``--append``, ``--rerun`` and ``--replay MODE``:
     adding one of them to a cell does not make it another cell (for its turn here, for its
     recordings in ``replay.cell_source``)."""
+    return without_flags(line.split(), switches=RUN_FLAGS, options=RUN_OPTIONS)
+
+
+def without_flags(words: list[str], *, switches: tuple[str, ...], options: tuple[str, ...]) -> list[str]:
+    """``words`` less the ``switches`` and the ``options`` with their values (``--opt V`` or
+    ``--opt=V``)."""
     kept: list[str] = []
     skip = False
-    for word in line.split():
+    for word in words:
         if skip:
             skip = False
-        elif word in RUN_OPTIONS:
+        elif word in options:
             skip = True
-        elif word not in RUN_FLAGS and not word.startswith(tuple(f"{o}=" for o in RUN_OPTIONS)):
+        elif word not in switches and not word.startswith(tuple(f"{o}=" for o in options)):
             kept.append(word)
     return kept
 

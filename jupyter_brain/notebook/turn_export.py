@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..evals.export_test import TurnExporter, TurnSource
-from .cell_identity import cell_flags
+from .cell_identity import cell_flags, without_flags
 
 KEPT_TURNS = 200  # the kernel's most recent turns that can be exported
 SESSION_FLAGS = ("--session",)  # the exported test seeds its own session with the turn's history
@@ -34,16 +34,7 @@ _turns: OrderedDict[str, TurnSource] = OrderedDict()
 def exported_flags(line: str) -> str:
     """The cell's flags for the test: not how it ran (``--replay``, ``--rerun``, ``--append``)
     nor which session (the test makes its own, with the turn's history)."""
-    kept: list[str] = []
-    skip = False
-    for word in cell_flags(line):
-        if skip:
-            skip = False
-        elif word in SESSION_FLAGS:
-            skip = True
-        elif word not in SESSION_SWITCHES and not word.startswith(tuple(f"{f}=" for f in SESSION_FLAGS)):
-            kept.append(word)
-    return " ".join(kept)
+    return " ".join(without_flags(cell_flags(line), switches=SESSION_SWITCHES, options=SESSION_FLAGS))
 
 
 def ran_code(magics: Any) -> OrderedDict[int, list[str]]:
