@@ -316,9 +316,25 @@ class _Watchdog:
         with self._lock:
             self._done = True
             fired = self._fired
-        if fired:  # an interrupt may still be pending: clear it, then report the timeout
-            _set_async_exc(self._thread_id, None)
+        if fired:  # an interrupt may still be pending: let it land here, then report the timeout
+            _absorb_pending_interrupt()
             raise _ExecutionTimeout
+
+
+def _absorb_pending_interrupt() -> None:
+    """Take a pending ``_ExecutionTimeout`` now, in this thread, instead of clearing it.
+
+    Clearing it (``PyThreadState_SetAsyncExc(id, NULL)``) leaves CPython's interpreter-wide
+    "async exception pending" signal set (3.11 signals on every call, and only a thread that
+    takes an async exception resets it). From then on, any thread running under a trace
+    function (a debugger, ``evals.bounded_eval``'s time limit for ``--check``) loops forever
+    at the start of its next frame. A pending exception is raised at the loop's next
+    backward jump, so a short loop takes it; when none is pending the loop just ends."""
+    try:
+        for _ in range(64):
+            pass
+    except _ExecutionTimeout:
+        pass
 
 
 def _set_async_exc(thread_id: int, exc: type[BaseException] | None) -> None:

@@ -240,6 +240,35 @@ def test_timeout_interrupts_runaway_code() -> None:
     assert run("1 + 1") == "Out: 2"  # the thread is usable afterwards: no pending interrupt
 
 
+
+def test_after_a_timeout_a_traced_thread_still_runs() -> None:
+    """A timeout must leave no interrupt signal behind: clearing a pending one with
+    PyThreadState_SetAsyncExc(id, NULL) left CPython's signal set, and a thread under a
+    trace function (a debugger; a --check's time limit, evals/bounded_eval.py) then looped
+    forever at its first line. Found by the random-order pass: the eval set's checks timed
+    out after this file's timeout test."""
+    gave_up = threading.Event()
+    run = _run({"gave_up": gave_up}, timeout_s=0.2)
+    backstop = threading.Timer(60, gave_up.set)
+    backstop.start()
+    try:
+        with pytest.raises(ToolError):
+            run("while not gave_up.is_set():\n    pass")
+    finally:
+        backstop.cancel()
+    ran = threading.Event()
+
+    def traced() -> None:
+        sys.settrace(lambda frame, event, arg: None)
+        try:
+            eval("1 + 1")
+        finally:
+            sys.settrace(None)
+        ran.set()
+
+    threading.Thread(target=traced, daemon=True).start()
+    assert ran.wait(60), "a traced thread is stuck after run_python's timeout"
+
 def test_fast_code_is_not_interrupted_later(monkeypatch: pytest.MonkeyPatch) -> None:
     watchdogs = []
 
