@@ -27,7 +27,7 @@ import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -143,25 +143,36 @@ def start_server(log_dir: Path, *, ready_timeout_s: float = 90.0) -> LocalModelS
             start_new_session=True,  # its own process group: stop() kills the whole group
         )
     server = LocalModelServer(process=process, port=port, log_path=log_path)
-    deadline = started + ready_timeout_s
+
+    def lists_the_model() -> bool:
+        with urllib.request.urlopen(f"{server.base_url}/models", timeout=2) as response:
+            return MODEL_ALIAS in [m["id"] for m in json.load(response)["data"]]
+
+    return wait_until_ready(server, "llama_cpp.server", "/v1/models", lists_the_model,
+                            started=started, timeout_s=ready_timeout_s)
+
+
+def wait_until_ready(server: LocalModelServer, name: str, what: str, answers: Callable[[], bool], *,
+                     started: float, timeout_s: float) -> LocalModelServer:
+    """Poll (bounded) until ``answers()`` says the server is ready. A process gives no
+    signal when it starts listening, so this asks every 0.2 s; a server that exits first,
+    or does not answer ``what`` within ``timeout_s``, is ``LocalModelUnavailable`` with
+    its log's tail (and is stopped)."""
+    deadline = started + timeout_s
     while time.monotonic() < deadline:
-        if process.poll() is not None:
+        if server.process.poll() is not None:
             raise LocalModelUnavailable(
-                f"llama_cpp.server exited with code {process.returncode} before answering:\n{server.log_tail()}"
+                f"{name} exited with code {server.process.returncode} before answering:\n{server.log_tail()}"
             )
         try:
-            with urllib.request.urlopen(f"{server.base_url}/models", timeout=2) as response:
-                ids = [m["id"] for m in json.load(response)["data"]]
-            if MODEL_ALIAS in ids:
+            if answers():
                 server.startup_s = time.monotonic() - started
                 return server
         except (OSError, ValueError, KeyError):
             pass
         time.sleep(0.2)
     server.stop()
-    raise LocalModelUnavailable(
-        f"llama_cpp.server did not answer /v1/models within {ready_timeout_s:.0f}s:\n{server.log_tail()}"
-    )
+    raise LocalModelUnavailable(f"{name} did not answer {what} within {timeout_s:.0f}s:\n{server.log_tail()}")
 
 
 # -- what the model is asked --------------------------------------------------------------

@@ -25,7 +25,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from .server import LocalModelServer, LocalModelUnavailable, gguf_path
+from .server import LocalModelServer, LocalModelUnavailable, gguf_path, wait_until_ready
 from .tinyq4_model import MODEL_STEM, cached_model
 
 INSTALL_HINT = 'pip install tinyq4 gguf  (both are in the "local-model" extra)'
@@ -66,19 +66,9 @@ def start_tinyq4(cache_dir: Path, log_dir: Path, *, ready_timeout_s: float = 120
             start_new_session=True,  # its own process group: stop() kills the whole group
         )
     server = LocalModelServer(process=process, port=port, log_path=log_path, model=MODEL_STEM)
-    deadline = started + ready_timeout_s
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise LocalModelUnavailable(
-                f"tinyq4 exited with code {process.returncode} before answering:\n{server.log_tail()}"
-            )
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as response:
-                if response.status == 200:
-                    server.startup_s = time.monotonic() - started
-                    return server
-        except OSError:
-            pass
-        time.sleep(0.2)
-    server.stop()
-    raise LocalModelUnavailable(f"tinyq4 did not answer /health within {ready_timeout_s:.0f}s:\n{server.log_tail()}")
+
+    def healthy() -> bool:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as response:
+            return response.status == 200
+
+    return wait_until_ready(server, "tinyq4", "/health", healthy, started=started, timeout_s=ready_timeout_s)
