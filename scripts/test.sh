@@ -11,7 +11,14 @@ cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
 VENV=${VENV:-.venv}
-step() { printf '\n== [%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
+# Each step also prints the CPU time its finished commands have used so far (bash's `times`:
+# user and system, both cores counted) and the load average, so a slow run shows where it went.
+step() {
+  local cpu
+  cpu=$(times | tail -n 1)
+  printf '\n== [%d:%02d] %s   (cpu so far: %s; load %s)\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*" \
+    "$cpu" "$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
+}
 # The background steps below (llama.cpp's build, the newcomer check) run in process groups
 # of their own, which end with this script, whichever way it ends.
 background=()
