@@ -13,16 +13,18 @@ PYTHON=${PYTHON:-python3}
 VENV=${VENV:-.venv}
 # Each step also prints the CPU time its finished commands have used so far (bash's `times`:
 # user and system, both cores counted) and the load average, so a slow run shows where it went.
+TIMES=$(mktemp)
 step() {
   local cpu
-  cpu=$(times | tail -n 1)
+  times >"$TIMES"  # in this shell: a subshell's `times` would count only its own children
+  cpu=$(tail -n 1 "$TIMES")
   printf '\n== [%d:%02d] %s   (cpu so far: %s; load %s)\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*" \
     "$cpu" "$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
 }
 # The background steps below (llama.cpp's build, the newcomer check) run in process groups
 # of their own, which end with this script, whichever way it ends.
 background=()
-trap 'for group in "${background[@]}"; do kill -- "-$group" 2>/dev/null || true; done' EXIT
+trap 'for group in "${background[@]}"; do kill -- "-$group" 2>/dev/null || true; done; rm -f "$TIMES"' EXIT
 
 # Debian's packages: Chromium for the browser tests (never a downloaded browser build), a
 # C++ compiler for llama.cpp.
@@ -114,7 +116,7 @@ step "ruff and mypy"
 "$VENV/bin/ruff" check jupyter_brain benchmarks scripts
 "$VENV/bin/mypy"  # the paths are in pyproject.toml: jupyter_brain/agent and jupyter_brain/providers
 
-PYTEST=("$VENV/bin/python" -m pytest -p no:cacheprovider)
+PYTEST=("$VENV/bin/python" -m pytest -p no:cacheprovider --durations=15)
 # The fast tests: no kernel, browser or real model. They run once, after this step, in
 # random order on a summer clock; this step runs everything that starts a kernel or a browser
 # (the notebooks under nbval are marked kernel by notebooks/conftest.py).
@@ -153,3 +155,4 @@ wait "$LOCAL_MODEL_BUILD" || { tail -n 60 build/local-model-build.log; exit 1; }
 CMAKE_ARGS="$LLAMA_CMAKE_ARGS ${CMAKE_ARGS:-}" "$VENV/bin/python" -m pip install -q \
   --find-links build/local-model-wheels "${local_model_reqs[@]}"
 "${PYTEST[@]}" tests/local_model "$@"
+step "all steps passed"
