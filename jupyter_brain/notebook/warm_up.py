@@ -56,7 +56,10 @@ def start() -> threading.Thread | None:
 
 
 def wait(timeout: float | None = None) -> bool:
-    """Block until the warm-up has finished (tests, benchmarks); False on timeout."""
+    """Block until the warm-up has finished (tests, benchmarks); False on timeout, and at once
+    when no warm-up was started (turned off): nothing would ever end the wait."""
+    if _thread is None:
+        return _done.is_set()
     return _done.wait(timeout)
 
 
