@@ -123,24 +123,31 @@ step "ruff and mypy"
 "$VENV/bin/mypy"  # the paths are in pyproject.toml: jupyter_brain/agent and jupyter_brain/providers
 
 PYTEST=("$VENV/bin/python" -m pytest -p no:cacheprovider --durations=15)
-# The fast tests: no kernel, browser or real model. They run once, after this step, in
-# random order on a summer clock; this step runs everything that starts a kernel or a browser
-# (the notebooks under nbval are marked kernel by notebooks/conftest.py).
+# The fast tests: no kernel, browser or real model, with their order and calendar dependence
+# in the same pass: a random order (pytest-randomly; the seed is printed, `pytest -p randomly
+# --randomly-seed=N` repeats that order and SEED=N picks it here) with the wall clock in
+# European summer time (`--clock`, tests/conftest.py: time-machine moves time.time and
+# datetime, which tick on from there; time.monotonic and sleeps stay real).
 FAST=(tests --ignore=tests/local_model --ignore=tests/phoenix -m "not kernel and not browser and not local_model and not phoenix")
+SEED=${SEED:-$(((RANDOM << 15) | RANDOM))}
 
-step "kernel tests, notebooks (nbval) and browser checks"
+# They run beside the kernel step, which mostly waits (on kernels, JupyterLab, the browser:
+# about half of the two cores stays idle); their output is printed when that step ends.
+# Everything that starts a kernel or a browser is in the kernel step (the notebooks under
+# nbval are marked kernel by notebooks/conftest.py).
+step "kernel tests, notebooks (nbval) and browser checks; beside them, the fast tests"
+setsid "${PYTEST[@]}" -p randomly --randomly-seed="$SEED" --clock 2027-07-15T12:00:00 -q "${FAST[@]}" \
+  >build/fast-tests.log 2>&1 &
+FAST_TESTS=$!
+background+=("$FAST_TESTS")
 "${PYTEST[@]}" tests notebooks --nbval --nbval-sanitize-with notebooks/nbval_sanitize.cfg \
   --ignore=tests/local_model -m "kernel or browser" "$@"
 
-# The fast tests, with their order and calendar dependence in the same pass: a random order
-# (pytest-randomly; the seed is printed, `pytest -p randomly --randomly-seed=N` repeats that
-# order and SEED=N picks it here) with the wall clock in European summer time (`--clock`,
-# tests/conftest.py: time-machine moves time.time and datetime, which tick on from there;
-# time.monotonic and sleeps stay real). They run before the waits below, so that what still
-# builds in the background (llama.cpp, the newcomer's environment) overlaps with them.
-SEED=${SEED:-$(((RANDOM << 15) | RANDOM))}
-step "the fast tests, in random order (seed $SEED) on a summer clock (2027-07-15)"
-"${PYTEST[@]}" -p randomly --randomly-seed="$SEED" --clock 2027-07-15T12:00:00 -q "${FAST[@]}"
+step "the fast tests, in random order (seed $SEED) on a summer clock (2027-07-15), run beside the kernel step"
+fast_rc=0
+wait "$FAST_TESTS" || fast_rc=$?
+cat build/fast-tests.log
+[ "$fast_rc" -eq 0 ] || exit "$fast_rc"
 
 step "traces in a real Arize Phoenix (its own venv)"
 wait "$PHOENIX_ENV" || { tail -n 40 build/phoenix-env.log; exit 1; }
