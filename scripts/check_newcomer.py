@@ -133,9 +133,7 @@ def main() -> None:
         shutil.rmtree(venv, ignore_errors=True)
     start = time.monotonic()
     print(f"+ bash scripts/install_lab.sh {venv}", flush=True)
-    # pip's own defaults, whatever the caller set (scripts/test.sh turns byte-compiling off)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_NO_COMPILE")}
-    if subprocess.run(["bash", str(ROOT / "scripts" / "install_lab.sh"), str(venv)], env=env).returncode:
+    if subprocess.run(["bash", str(ROOT / "scripts" / "install_lab.sh"), str(venv)]).returncode:
         sys.exit("scripts/install_lab.sh failed: the environment of scripts/lab.sh does not install")
     print(f"installed in {time.monotonic() - start:.0f} s", flush=True)
     python = venv / "bin" / "python"

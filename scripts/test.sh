@@ -38,12 +38,6 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-# The test environments' packages are not byte-compiled when installed (pip compiles every
-# module of every package: about 40 CPU-seconds per environment with JupyterLab); Python
-# compiles the modules a test imports when it first imports them. The newcomer check
-# (scripts/check_newcomer.py) installs with pip's defaults, exactly as scripts/lab.sh does.
-export PIP_NO_COMPILE=1
-
 step "virtualenv $VENV"
 [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --upgrade pip
