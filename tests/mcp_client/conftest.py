@@ -11,11 +11,10 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
-import time
 
 import pytest
 
-from .servers import DEMO, exit_code, free_port, pause
+from .servers import DEMO, exit_code
 
 
 def pytest_configure(config):
@@ -33,22 +32,20 @@ def manager(tmp_path):
 
 @pytest.fixture()
 def http_server():
-    """The demo server over streamable HTTP on 127.0.0.1; yields (url, process)."""
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, str(DEMO), "http", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60  # only a bound on the wait: a server that never listens fails the test
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.2).close()
-            break
-        except OSError:
-            if proc.poll() is not None:
-                raise RuntimeError("the HTTP demo server exited") from None
-            pause(0.05)
-    else:
-        proc.kill()
-        raise RuntimeError("the HTTP demo server did not listen in time")
+    """The demo server over streamable HTTP on 127.0.0.1; yields (url, process).
+
+    The test binds the port and hands the listening socket to the server, so no other
+    process (a kernel, JupyterLab, another server, in a test run beside this one) can take
+    the port between picking it and binding it; a client that connects before the server
+    accepts waits in the socket's backlog.
+    """
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen(16)
+        port = listening.getsockname()[1]
+        proc = subprocess.Popen([sys.executable, str(DEMO), "http", f"fd={listening.fileno()}"],
+                                pass_fds=(listening.fileno(),), stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
     yield f"http://127.0.0.1:{port}/mcp", proc
     proc.kill()
     exit_code(proc)

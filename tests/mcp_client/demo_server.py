@@ -2,6 +2,7 @@
 
     python demo_server.py                 # stdio
     python demo_server.py http PORT       # streamable HTTP on 127.0.0.1:PORT/mcp
+    python demo_server.py http fd=N       # the same on an inherited listening socket
     python demo_server.py fail            # writes to stderr (with $DEMO_TOKEN) and exits: cannot start
 
 Its tools cover what a client must handle: a read-only tool, a destructive one, an image,
@@ -121,7 +122,17 @@ if __name__ == "__main__":
         token = os.environ.get("DEMO_TOKEN", "")
         print(f"demo: cannot open the database at /nonexistent/db.sqlite (token {token})", file=sys.stderr)
         sys.exit(2)
-    if mode == "http":
+    if mode == "http" and sys.argv[2].startswith("fd="):
+        # A listening socket the test bound and handed over (tests/mcp_client/conftest.py):
+        # no port is picked, freed and bound again, which another process could take between.
+        import socket
+
+        import uvicorn
+
+        listening = socket.socket(fileno=int(sys.argv[2][3:]))
+        app = server.streamable_http_app(host="127.0.0.1")
+        uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listening])
+    elif mode == "http":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
     else:
         server.run()

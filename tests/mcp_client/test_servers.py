@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import signal
+import socket
 import sys
 import uuid
 from zoneinfo import ZoneInfo
@@ -175,7 +176,9 @@ def test_a_server_that_never_answers_the_handshake_is_given_up(manager, tmp_path
 def test_streamable_http_server(manager, tmp_path, http_server):
     url, process = http_server
     path = write_config(tmp_path, {"web": {"type": "http", "url": url}})
-    tools = _tools(manager, path)
+    reports: list[str] = []
+    tools = _tools(manager, path, reports)
+    assert "web__lookup" in tools, reports
     assert tools["web__lookup"](key="banana") == "yellow"
     assert tools["web__chart"]().text.startswith("[image: image/png")
     process.kill()
@@ -189,11 +192,12 @@ def test_streamable_http_server(manager, tmp_path, http_server):
 
 
 def test_an_http_server_that_is_not_there(manager, tmp_path):
-    from .servers import free_port
-
-    path = write_config(tmp_path, {"web": {"type": "http", "url": f"http://127.0.0.1:{free_port()}/mcp"}})
-    reports: list[str] = []
-    assert _tools(manager, path, reports) == {}
+    with socket.socket() as held:  # bound, never listening: a connection is refused, and no other process gets the port
+        held.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{held.getsockname()[1]}/mcp"
+        path = write_config(tmp_path, {"web": {"type": "http", "url": url}})
+        reports: list[str] = []
+        assert _tools(manager, path, reports) == {}
     assert reports[0].startswith("MCP server 'web' failed to start: ConnectError")
 
 
