@@ -65,3 +65,15 @@ def test_a_failing_warm_up_is_logged_and_lets_waiters_go(monkeypatch, caplog):
     with caplog.at_level("DEBUG", logger="jupyter_brain.warm_up"):
         warm_up._run()
     assert done.is_set() and "warm-up stopped" in caplog.text
+
+
+def test_waiting_for_a_warm_up_that_never_started_returns_at_once(monkeypatch):
+    """Turned off (or not yet started), nothing would end the wait: it returns False at once
+    instead of sitting out its timeout (or, without one, forever)."""
+    monkeypatch.setattr(warm_up, "_thread", None)
+    monkeypatch.setattr(warm_up, "_done", warm_up.threading.Event())
+    answers: list[bool] = []
+    waiter = warm_up.threading.Thread(target=lambda: answers.append(warm_up.wait()), daemon=True)
+    waiter.start()
+    waiter.join(60)  # a bound on a broken wait only; a working one returns at once
+    assert answers == [False]
