@@ -83,10 +83,11 @@ background+=("$PHOENIX_ENV")
 
 # The environment of scripts/lab.sh, built from a fresh clone of this commit exactly as a
 # newcomer gets it, runs every example notebook (scripts/check_newcomer.py); in the
-# background too, its log printed when it ends.
+# background too, at lower priority than the steps it is waited for after, its log printed
+# when it ends.
 rm -rf build/newcomer
 git clone -q . build/newcomer/src
-setsid "$PYTHON" build/newcomer/src/scripts/check_newcomer.py >build/newcomer.log 2>&1 &
+setsid nice -n 10 "$PYTHON" build/newcomer/src/scripts/check_newcomer.py >build/newcomer.log 2>&1 &
 NEWCOMER=$!
 background+=("$NEWCOMER")
 
