@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -28,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.mcp_client.servers import DEMO, free_port, stdio_entry, write_config
+from tests.mcp_client.servers import start_http_demo, stdio_entry, write_config
 
 
 def hanging_tool(folder: Path) -> float:
@@ -65,24 +64,13 @@ def mute_handshake(folder: Path) -> float:
 
 
 def dead_http_server(folder: Path) -> float:
-    import socket
-
     from jupyter_brain.agent.tools import ToolError
     from jupyter_brain.mcp.manager import MCPManager
 
-    port = free_port()
-    process = subprocess.Popen([sys.executable, str(DEMO), "http", str(port)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url, process = start_http_demo()
     manager = MCPManager(startup_timeout_s=15)
     try:
-        for _ in range(1200):
-            try:
-                socket.create_connection(("127.0.0.1", port), 0.2).close()
-                break
-            except OSError:
-                time.sleep(0.05)
-        specs = manager.tools(write_config(folder, {"web": {"type": "http", "url": f"http://127.0.0.1:{port}/mcp"}}),
-                              report=None)
+        specs = manager.tools(write_config(folder, {"web": {"type": "http", "url": url}}), report=None)
         lookup = next(s for s in specs if s.name == "web__lookup")
         process.kill()
         process.wait(30)

@@ -8,13 +8,9 @@ how fast things happen is measured by benchmarks/mcp_bounds.py, never asserted.
 
 from __future__ import annotations
 
-import socket
-import subprocess
-import sys
-
 import pytest
 
-from .servers import DEMO, exit_code
+from .servers import exit_code, start_http_demo
 
 
 def pytest_configure(config):
@@ -32,21 +28,10 @@ def manager(tmp_path):
 
 @pytest.fixture()
 def http_server():
-    """The demo server over streamable HTTP on 127.0.0.1; yields (url, process).
-
-    The test binds the port and hands the listening socket to the server, so no other
-    process (a kernel, JupyterLab, another server, in a test run beside this one) can take
-    the port between picking it and binding it; a client that connects before the server
-    accepts waits in the socket's backlog.
-    """
-    with socket.socket() as listening:
-        listening.bind(("127.0.0.1", 0))
-        listening.listen(16)
-        port = listening.getsockname()[1]
-        proc = subprocess.Popen([sys.executable, str(DEMO), "http", f"fd={listening.fileno()}"],
-                                pass_fds=(listening.fileno(),), stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
-    yield f"http://127.0.0.1:{port}/mcp", proc
+    """The demo server over streamable HTTP on 127.0.0.1 (on a socket handed over: no port
+    race); yields (url, process)."""
+    url, proc = start_http_demo()
+    yield url, proc
     proc.kill()
     exit_code(proc)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -33,6 +34,24 @@ def alive(pid: int) -> bool:
     except (OSError, IndexError):
         return False
     return state not in ("Z", "X")
+
+
+def start_http_demo() -> tuple[str, subprocess.Popen[bytes]]:
+    """The demo server over streamable HTTP on 127.0.0.1: (its URL, its process).
+
+    This side binds the port and hands the listening socket to the server, so no other
+    process (a kernel, JupyterLab, another server, in a test run beside this one) can take
+    the port between picking it and binding it; a client that connects before the server
+    accepts waits in the socket's backlog.
+    """
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen(16)
+        port = listening.getsockname()[1]
+        process = subprocess.Popen([sys.executable, str(DEMO), "http", f"fd={listening.fileno()}"],
+                                   pass_fds=(listening.fileno(),), stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
+    return f"http://127.0.0.1:{port}/mcp", process
 
 
 def pause(seconds: float) -> None:
