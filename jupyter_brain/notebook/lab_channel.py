@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -25,7 +26,13 @@ log = logging.getLogger(__name__)
 
 FRONTEND_TARGET = "jupyter_brain.lab"  # registered by the extension
 KERNEL_TARGET = "jupyter_brain.kernel"  # registered here, for comms the extension opens
-SETTLE_S = 1.5  # how long the first turn waits for the extension's answer to %load_ext's comm
+# How long after %load_ext opened its comm a turn's end waits for the extension's answer.
+# The status bar needs no wait (its figures are pushed when "ready" comes), so a turn
+# gives it little; ``--cells`` must know, or its cells take the one-cell fallback: a
+# loaded browser can take seconds to answer, and JupyterLab without the extension closes
+# the comm at once, which ends the wait.
+SETTLE_S = 1.5
+CELLS_SETTLE_S = 20.0
 
 
 class LabChannel:
@@ -39,7 +46,7 @@ class LabChannel:
         self._create_comm = create_comm
         self._comm_manager = comm_manager
         self._pump = pump
-        self._settled = False
+        self._opened_at: float | None = None  # when %load_ext opened its comm (time.monotonic)
         self.settle_skipped = 0  # first turns that did not wait: a headless kernel (notebook/headless.py)
         self._routed: Any = None  # the comm whose "ready" a kernel subshell handles
 
@@ -61,6 +68,7 @@ class LabChannel:
             log.debug("jupyter_brain: no comm with the JupyterLab extension (%s)", exc)
             return
         self._adopt(comm, None)
+        self._opened_at = time.monotonic()
         if self._create_comm is None:  # a real kernel: "ready" must not wait behind Run All's cells
             from types import SimpleNamespace
 
@@ -102,24 +110,27 @@ class LabChannel:
             self.comm, self.version = None, None
 
     def settle(self, timeout_s: float = SETTLE_S) -> None:
-        """Wait (once) for the answer to the comm ``%load_ext`` opened: under Run All the
-        extension's ``ready`` queues behind the next cells, so the first turn processes
-        pending messages (``jupyter_ui_poll``, as approvals do) until it comes, or the
-        comm is closed (no extension), or the time is up. A headless kernel (nbconvert,
-        papermill: nobody is there to answer) does not wait."""
-        if self._settled or self.comm is None or self.version is not None:
+        """Wait for the answer to the comm ``%load_ext`` opened, until ``timeout_s`` after
+        it was opened: under Run All (on a kernel without subshells) the extension's
+        ``ready`` queues behind the next cells, so pending messages are processed
+        (``jupyter_ui_poll``, as approvals do) until it comes, or the comm is closed (no
+        extension), or the time is up. A headless kernel (nbconvert, papermill: nobody is
+        there to answer) and Colab (no JupyterLab extension there) do not wait."""
+        if self.comm is None or self.version is not None or self._opened_at is None:
             return
-        self._settled = True
+        deadline = self._opened_at + timeout_s
+        if time.monotonic() >= deadline:
+            return
         from .headless import is_headless
 
-        if is_headless(self.magics.shell):
+        if is_headless(self.magics.shell) or "google.colab" in sys.modules:
             self.settle_skipped += 1
+            self._opened_at = None  # nobody will answer: no later turn waits either
             return
         from .approval import _Pumping
 
         routed = self._pump or ((lambda: None) if self._routed is not None else None)  # a subshell handles it
         with _Pumping(routed) as pump:
-            deadline = time.monotonic() + timeout_s
             while self.comm is not None and self.version is None and time.monotonic() < deadline:
                 pump()
                 time.sleep(0.02)
@@ -154,7 +165,7 @@ class LabChannel:
         per ``run_python`` call below the agent cell, or the one-cell fallback."""
         from .lab_payloads import cells_message, status_message
 
-        self.settle()
+        self.settle(CELLS_SETTLE_S if cells else SETTLE_S)
         try:
             self.send(status_message(session))
         except Exception as exc:  # noqa: BLE001 - the status bar is optional

@@ -239,36 +239,73 @@ def settle_clock(monkeypatch):
     return now
 
 
-def test_the_first_turn_waits_for_the_extensions_answer_then_never_again(shell, settle_clock):
+def _pumped_channel(shell, ready_after_s: float | None, settle_clock):
+    """A channel whose extension answers ``ready`` once the (fake) clock reaches
+    ``ready_after_s`` after %load_ext, while messages are pumped (Run All)."""
     magics = shell.magics_manager.registry["AgentMagics"]
     comms: list[FakeComm] = []
     pumped = []
 
-    def pump():  # the extension's "ready" arrives while messages are pumped (Run All)
-        pumped.append(1)
-        if len(pumped) == 3:
+    def pump():
+        pumped.append(settle_clock[0])
+        if ready_after_s is not None and settle_clock[0] >= ready_after_s and channel.version is None:
             comms[0].receive({"type": "ready", "version": "0.1.0"})
 
     channel = LabChannel(magics, create_comm=lambda **kw: comms.append(FakeComm(**kw)) or comms[-1],
                          comm_manager=FakeManager(), pump=pump)
+    magics.lab = channel
     channel.start()
+    return channel, comms, pumped
+
+
+def test_a_turn_waits_for_the_extensions_answer_counted_from_load_ext(shell, settle_clock):
+    channel, _, pumped = _pumped_channel(shell, 0.05, settle_clock)
     assert not channel.present
     channel.settle()
-    assert channel.present and len(pumped) == 3
+    assert channel.present and pumped and settle_clock[0] < 0.1
     channel.version = None
-    channel.settle()  # settled once: no second wait
-    assert len(pumped) == 3
+    settle_clock[0] = 2.0  # past SETTLE_S after %load_ext: no second wait
+    before = len(pumped)
+    channel.settle()
+    assert len(pumped) == before
 
 
 def test_settle_gives_up_when_no_answer_comes(shell, settle_clock):
-    magics = shell.magics_manager.registry["AgentMagics"]
-    calls = []
-    channel = LabChannel(magics, create_comm=lambda **kw: FakeComm(**kw), comm_manager=FakeManager(),
-                         pump=lambda: calls.append(1))
-    channel.start()
+    channel, _, pumped = _pumped_channel(shell, None, settle_clock)
     channel.settle(timeout_s=0.1)
-    assert not channel.present and calls
+    assert not channel.present and pumped
     assert settle_clock[0] >= 0.1  # it waited out its time, pumping meanwhile
+
+
+def test_cells_wait_longer_for_a_slow_extension_and_still_go_to_it(shell, settle_clock):
+    """A loaded browser answered after 4 s: the status bar would not have waited, but a
+    --cells turn does, so its calls still become one cell each (not the one-cell fallback)."""
+    channel, comms, _ = _pumped_channel(shell, 4.0, settle_clock)
+    shell.parent_header = {"metadata": {"cellId": "cell-agent-1"}}
+    shell.user_ns["bot"] = ScriptedProvider([run_python("a = 1"), run_python("b = 2"), "ok"])
+    shell.rl_next_input = None
+    shell.run_cell_magic("agent", "--provider bot --permission auto --cells", "set a and b")
+    assert channel.present and settle_clock[0] >= 4.0
+    [message] = comms[0].of_type("cells")
+    assert [c["source"] for c in message["cells"]] == ["a = 1", "b = 2"]
+    assert shell.rl_next_input is None
+
+
+def test_a_closed_comm_ends_the_cells_wait_at_once(shell, settle_clock):
+    channel, comms, pumped = _pumped_channel(shell, None, settle_clock)
+    comms[0].close_from_frontend()  # JupyterLab without the extension closes the comm
+    channel.settle(timeout_s=20)
+    assert not channel.present and pumped == [] and settle_clock[0] == 0.0
+
+
+def test_colab_never_waits_for_the_extension(shell, settle_clock, monkeypatch):
+    import sys
+    import types
+
+    monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
+    channel, _, pumped = _pumped_channel(shell, None, settle_clock)
+    channel.settle(timeout_s=20)
+    assert pumped == [] and settle_clock[0] == 0.0 and channel.settle_skipped == 1
 
 
 def test_no_api_key_reaches_the_extension(shell, monkeypatch):
