@@ -14,6 +14,15 @@ wait until the cell ended. Two ways through, newest kernel first:
 
 Both lean on kernel internals; every step is guarded and a failure only means the
 caller falls back (to pumping, then to stdin).
+
+A routed comm handles its messages *without* the shell's ``pre_execute`` and
+``post_execute`` events, which the ``comm`` package fires around every message callback
+so that a widget callback behaves like a small cell. On a subshell that callback runs
+while the cell runs on the main thread, and those events belong to that cell: the inline
+matplotlib backend's ``post_execute`` hook shows and *closes every open figure*, so an
+approval click or the extension's ``ready`` arriving mid-``run_python`` closed the figure
+the agent's code had just drawn, before the tool could capture it (the figure was lost:
+shown on the subshell's message, which no cell displays). Our callbacks draw nothing.
 """
 
 from __future__ import annotations
@@ -80,4 +89,17 @@ def route_to_subshell(widget: Any) -> bool:
     # message; the method's own default follows the last publisher, which is the main
     # shell here (the live batches), so it cannot be used as is.
     comm._reply_subshell_for = lambda data, default: subshell
+    comm.handle_msg = _without_cell_events(comm)
     return True
+
+
+def _without_cell_events(comm: Any) -> Any:
+    """``comm.handle_msg`` minus the ``pre_execute``/``post_execute`` events around the
+    callback (``comm.base_comm.BaseComm.handle_msg`` fires them; see the module's doc)."""
+
+    def handle_msg(msg: dict[str, Any]) -> None:
+        callback = getattr(comm, "_msg_callback", None)
+        if callback is not None:
+            callback(msg)
+
+    return handle_msg

@@ -211,7 +211,8 @@ class LabChannel:
         if kind == "ready":
             self.version = str(data.get("version") or "?")
             if self._routed is not None:  # requests (a fix runs a turn) belong on the main thread
-                self._routed.__dict__.pop("_reply_subshell_for", None)
+                for routing in ("_reply_subshell_for", "handle_msg"):  # kernel_channel.route_to_subshell's
+                    self._routed.__dict__.pop(routing, None)
                 self._routed = None
             self._push_status()
             return

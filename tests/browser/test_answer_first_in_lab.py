@@ -52,6 +52,7 @@ SAVED_FIGURES = """() => {
         const end = turn && turn.transcript.find(e => e.type === 'tool_call_end' && e.name === 'run_python');
         return {type: o.output_type, mimes: Object.keys(o.data || {}),
                 images: end ? (end.images || []).map(u => String(u).slice(0, 40)) : null,
+                preview: end ? String(end.result_preview || '').slice(0, 400) : null,
                 markdownImages: ((o.data || {})['text/markdown'] || '').split('](data:image/').length - 1};
     });
 }"""
