@@ -298,8 +298,36 @@ _STABLE_JS = """(sel) => {
 def wait_layout_stable(page, selector: str = ".jp-Cell") -> None:
     """Until the boxes of ``selector`` are equal on consecutive animation frames (and images,
     fonts and the shell are ready): the layout to measure or screenshot, not a guess at time."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     page.evaluate("sel => { if (window.__jbStable) delete window.__jbStable[sel]; }", selector)
-    page.wait_for_function(_STABLE_JS, arg=selector, polling="raf")
+    try:
+        page.wait_for_function(_STABLE_JS, arg=selector, polling="raf")
+    except PlaywrightTimeout:  # say which condition never held: what moved, or what was not ready
+        raise AssertionError(f"the layout of {selector!r} never settled: "
+                             f"{page.evaluate(_UNSTABLE_JS, selector)}") from None
+
+
+# Why _STABLE_JS does not hold: each readiness condition, and the boxes that differ
+# between two animation frames (index, before, after).
+_UNSTABLE_JS = """async (sel) => {
+    const shell = document.querySelector('.jp-LabShell');
+    const boxes = () => [...document.querySelectorAll(sel)].map(e => {
+        const r = e.getBoundingClientRect();
+        return [r.x, r.y, r.width, r.height].map(Math.round);
+    });
+    const before = boxes();
+    await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+    const after = boxes();
+    const moved = after.map((b, i) => [i, before[i], b]).filter(([i, a, b]) => JSON.stringify(a) !== JSON.stringify(b));
+    return JSON.stringify({
+        fonts: document.fonts.status, splash: !!document.getElementById('jupyterlab-splash'),
+        shell: !!shell && shell.getClientRects().length > 0, shellHidden: !!shell && shell.classList.contains('lm-mod-hidden'),
+        loadingImages: [...document.querySelectorAll(sel)].flatMap(e => [...e.querySelectorAll('img')])
+            .filter(i => !i.complete).map(i => String(i.src).slice(0, 60)),
+        count: [before.length, after.length], moved: moved.slice(0, 5),
+    });
+}"""
 
 
 def screenshot(page, name: str, *, stable: str = ".jp-Cell") -> Path:
