@@ -118,14 +118,14 @@ class LabChannel:
         there to answer) and Colab (no JupyterLab extension there) do not wait."""
         if self.comm is None or self.version is not None or self._opened_at is None:
             return
-        deadline = self._opened_at + timeout_s
-        if time.monotonic() >= deadline:
-            return
         from .headless import is_headless
 
         if is_headless(self.magics.shell) or "google.colab" in sys.modules:
             self.settle_skipped += 1
             self._opened_at = None  # nobody will answer: no later turn waits either
+            return
+        deadline = self._opened_at + timeout_s
+        if time.monotonic() >= deadline:
             return
         from .approval import _Pumping
 

@@ -77,6 +77,20 @@ def test_a_headless_kernel_skips_the_settle_wait() -> None:
     assert channel.settle_skipped == 1 and not channel.present
 
 
+def test_a_headless_kernel_says_it_skipped_even_after_the_wait_would_be_over(monkeypatch) -> None:
+    """The skip is counted (and no later turn waits) however long the first turn took, e.g.
+    an nbclient run on a loaded machine whose first turn ends seconds after %load_ext."""
+    from jupyter_brain.notebook import lab_channel
+
+    now = [0.0]
+    monkeypatch.setattr(lab_channel, "time", SimpleNamespace(monotonic=lambda: now[0], sleep=lambda s: None))
+    channel = _channel(shell_with(), pump=lambda: pytest.fail("a headless kernel must not wait for the extension"))
+    now[0] = 60.0  # past SETTLE_S and CELLS_SETTLE_S after the comm opened
+    channel.settle()
+    channel.settle(timeout_s=lab_channel.CELLS_SETTLE_S)
+    assert channel.settle_skipped == 1 and not channel.present
+
+
 def test_a_kernel_with_a_front_end_still_waits_for_the_extension(monkeypatch) -> None:
     from jupyter_brain.notebook import lab_channel
 
