@@ -277,7 +277,15 @@ def copy_notebook(src: Path, root: Path, name: str) -> Path:
 # Each animation frame: are the boxes of `sel` what they were the frame before (twice in a
 # row), all images in them decoded, the fonts loaded, the Lab shell shown (a theme change
 # hides it for a frame) and no splash screen?
+# An image that is not displayed or off-screen does not count: the view's figures load
+# lazily (loading="lazy"), so one in a folded step or below the fold stays incomplete for
+# as long as it is not shown, and it is not in the screenshot either.
+_ON_SCREEN_JS = """const __jbOnScreen = (i) => {
+    const r = i.getBoundingClientRect();
+    return i.getClientRects().length > 0 && r.bottom > 0 && r.top < innerHeight && r.right > 0 && r.left < innerWidth;
+};"""
 _STABLE_JS = """(sel) => {
+    """ + _ON_SCREEN_JS + """
     const state = (window.__jbStable ??= {});
     const shell = document.querySelector('.jp-LabShell');
     const els = [...document.querySelectorAll(sel)];
@@ -287,7 +295,7 @@ _STABLE_JS = """(sel) => {
     }));
     const ready = document.fonts.status === 'loaded' && !document.getElementById('jupyterlab-splash')
         && !!shell && shell.getClientRects().length > 0 && !shell.classList.contains('lm-mod-hidden')
-        && els.every(e => [...e.querySelectorAll('img')].every(i => i.complete));
+        && els.every(e => [...e.querySelectorAll('img')].every(i => i.complete || !__jbOnScreen(i)));
     const last = state[sel];
     const same = ready && last && last.boxes === boxes ? last.same + 1 : 0;
     state[sel] = {boxes, same};
@@ -311,6 +319,7 @@ def wait_layout_stable(page, selector: str = ".jp-Cell") -> None:
 # Why _STABLE_JS does not hold: each readiness condition, and the boxes that differ
 # between two animation frames (index, before, after).
 _UNSTABLE_JS = """async (sel) => {
+    """ + _ON_SCREEN_JS + """
     const shell = document.querySelector('.jp-LabShell');
     const boxes = () => [...document.querySelectorAll(sel)].map(e => {
         const r = e.getBoundingClientRect();
@@ -324,7 +333,7 @@ _UNSTABLE_JS = """async (sel) => {
         fonts: document.fonts.status, splash: !!document.getElementById('jupyterlab-splash'),
         shell: !!shell && shell.getClientRects().length > 0, shellHidden: !!shell && shell.classList.contains('lm-mod-hidden'),
         loadingImages: [...document.querySelectorAll(sel)].flatMap(e => [...e.querySelectorAll('img')])
-            .filter(i => !i.complete).map(i => String(i.src).slice(0, 60)),
+            .filter(i => !i.complete && __jbOnScreen(i)).map(i => String(i.src).slice(0, 60)),
         count: [before.length, after.length], moved: moved.slice(0, 5),
     });
 }"""
