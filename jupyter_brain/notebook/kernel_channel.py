@@ -27,8 +27,10 @@ shown on the subshell's message, which no cell displays). Our callbacks draw not
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 log = logging.getLogger("jupyter_brain.notebook.kernel_channel")
@@ -85,21 +87,82 @@ def route_to_subshell(widget: Any) -> bool:
     subshell = _subshell_id(kernel)
     if subshell is None:
         return False
+    _route(comm, subshell)
+    return True
+
+
+def _route(comm: Any, subshell: str) -> None:
     # An instance attribute shadows the method that ipykernel consults for each comm
     # message; the method's own default follows the last publisher, which is the main
     # shell here (the live batches), so it cannot be used as is.
     comm._reply_subshell_for = lambda data, default: subshell
-    comm.handle_msg = _without_cell_events(comm)
-    return True
+    comm.handle_msg, comm.on_msg = _held_until_set(comm, "_msg_callback")  # without the cell events
+    comm.handle_close, comm.on_close = _held_until_set(comm, "_close_callback")
 
 
-def _without_cell_events(comm: Any) -> Any:
-    """``comm.handle_msg`` minus the ``pre_execute``/``post_execute`` events around the
-    callback (``comm.base_comm.BaseComm.handle_msg`` fires them; see the module's doc)."""
+@contextlib.contextmanager
+def comms_routed_from_the_start() -> Iterator[list[Any]]:
+    """Within this block, each comm created by ``comm.create_comm`` (looked up on the
+    module at call time, as ipywidgets and the lab channel do) is routed to the subshell *before* its ``comm_open`` is sent;
+    the list yielded collects them (empty where the kernel has no subshells).
 
-    def handle_msg(msg: dict[str, Any]) -> None:
-        callback = getattr(comm, "_msg_callback", None)
-        if callback is not None:
+    Routing a comm after it opened races its front-end: the extension and the widget
+    answer ``ready`` at once, and a message that reaches the kernel before the routing
+    goes to the main shell, queued behind the running cell, which is the one waiting for
+    it. Fresh-clone CI lost that race when creating the subshell was slow (#23). Meant for
+    the main thread, around one construction: the patch is module-wide while it lasts."""
+    import comm as comm_package
+
+    kernel = _kernel()
+    subshell = _subshell_id(kernel) if kernel is not None else None
+    routed: list[Any] = []
+    if subshell is None:
+        yield routed
+        return
+    original = comm_package.create_comm
+
+    def create(*args: Any, data: Any = None, metadata: Any = None, buffers: Any = None, **kwargs: Any) -> Any:
+        made = original(*args, **{**kwargs, "primary": False})  # registered and opened below
+        if hasattr(made, "_reply_subshell_for"):
+            _route(made, subshell)
+            routed.append(made)
+        made.open(data=data, metadata=metadata, buffers=buffers)
+        return made
+
+    comm_package.create_comm = create
+    try:
+        yield routed
+    finally:
+        comm_package.create_comm = original
+
+
+def _held_until_set(comm: Any, callback_attribute: str) -> tuple[Any, Any]:
+    """A routed comm's ``handle_msg`` (or ``handle_close``) and the ``on_msg`` (``on_close``)
+    that goes with it.
+
+    ``handle_msg`` calls the callback without the ``pre_execute``/``post_execute`` events
+    that ``comm.base_comm.BaseComm.handle_msg`` fires around it (see the module's doc).
+    A message that comes before any callback is set is kept, and handed over when one is
+    set: a comm routed before it opens can hear from its front-end on the subshell while
+    the main thread is still between opening it and registering its callbacks (ipywidgets
+    registers them only after ``create_comm`` returned)."""
+    lock = threading.Lock()
+    early: list[dict[str, Any]] = []
+
+    def handle(msg: dict[str, Any]) -> None:
+        with lock:
+            callback = getattr(comm, callback_attribute, None)
+            if callback is None:
+                early.append(msg)
+                return
+        callback(msg)
+
+    def set_callback(callback: Any) -> None:
+        with lock:
+            setattr(comm, callback_attribute, callback)
+            waiting = early[:] if callback is not None else []
+            del early[:len(waiting)]
+        for msg in waiting:
             callback(msg)
 
-    return handle_msg
+    return handle, set_callback

@@ -15,7 +15,9 @@ import contextlib
 import io
 import logging
 import sys
+import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -49,6 +51,15 @@ class LabChannel:
         self._opened_at: float | None = None  # when %load_ext opened its comm (time.monotonic)
         self.settle_skipped = 0  # first turns that did not wait: a headless kernel (notebook/headless.py)
         self._routed: Any = None  # the comm whose "ready" a kernel subshell handles
+        # What happened on this channel, oldest first ("+1.20s subshell-…: ready 0.4.0"):
+        # why a --cells turn took the one-cell fallback, when a report needs to say so.
+        self.trail: deque[str] = deque(maxlen=32)
+        self._t0 = time.monotonic()
+
+    def _note(self, what: str) -> None:
+        line = f"+{time.monotonic() - self._t0:.2f}s {threading.current_thread().name}: {what}"
+        self.trail.append(line)
+        log.debug("jupyter_brain lab channel %s", line)
 
     @property
     def present(self) -> bool:
@@ -57,25 +68,35 @@ class LabChannel:
     # opening ---------------------------------------------------------------------
     def start(self) -> None:
         """At ``%load_ext``: listen for the extension's comms and open one to it. Without
-        a kernel (terminal IPython, tests) there is nothing to do."""
+        a kernel (terminal IPython, tests) there is nothing to do.
+
+        In a real kernel the comm is routed to a subshell *before* it is opened: the
+        extension answers within milliseconds, and a ``ready`` that reached the kernel
+        before the routing went to the main shell, behind Run All's queued cells, where
+        no turn could see it (creating the subshell can take longer than that answer on
+        a loaded machine: fresh-clone CI got the one-cell fallback from it)."""
         if getattr(self.magics.shell, "kernel", None) is None and self._create_comm is None:
             return
+        hello = {"type": "hello", "version": __version__}
+        routed_comms: list[Any] = []
         try:
-            create, manager = self._comm_api()
+            _create, manager = self._comm_api()
             manager.register_target(KERNEL_TARGET, self._on_open)
-            comm = create(target_name=FRONTEND_TARGET, data={"type": "hello", "version": __version__})
+            with contextlib.ExitStack() as stack:
+                if self._create_comm is None:  # a real kernel: routed before the comm opens
+                    from .kernel_channel import comms_routed_from_the_start
+
+                    routed_comms = stack.enter_context(comms_routed_from_the_start())
+                create, _ = self._comm_api()  # comm.create_comm as the block has it
+                comm = create(target_name=FRONTEND_TARGET, data=hello)
         except Exception as exc:  # noqa: BLE001 - the extension is optional; the fallbacks work without it
             log.debug("jupyter_brain: no comm with the JupyterLab extension (%s)", exc)
             return
-        self._adopt(comm, None)
+        routed = any(made is comm for made in routed_comms)
+        self._routed = comm if routed else None
         self._opened_at = time.monotonic()
-        if self._create_comm is None:  # a real kernel: "ready" must not wait behind Run All's cells
-            from types import SimpleNamespace
-
-            from .kernel_channel import route_to_subshell
-
-            if route_to_subshell(SimpleNamespace(comm=comm)):
-                self._routed = comm
+        self._note(f"opened the comm to the extension ({'on a subshell' if routed else 'on the main shell'})")
+        self._adopt(comm, None)  # an answer that came already is handed over here
 
     def stop(self) -> None:
         comm, self.comm, self.version = self.comm, None, None
@@ -94,6 +115,7 @@ class LabChannel:
         """The extension opened a comm to us (page reload, notebook connected)."""
         data = _data(msg)
         self._adopt(comm, str(data.get("version") or "?"))
+        self._note(f"the extension opened a comm (version {self.version})")
         self._push_status()
 
     def _adopt(self, comm: Any, version: str | None) -> None:
@@ -108,6 +130,7 @@ class LabChannel:
     def _closed(self, comm: Any) -> None:
         if comm is self.comm:  # the front-end went away, or never had the target
             self.comm, self.version = None, None
+            self._note("the front-end closed the comm")
 
     def settle(self, timeout_s: float = SETTLE_S) -> None:
         """Wait for the answer to the comm ``%load_ext`` opened, until ``timeout_s`` after
@@ -126,6 +149,7 @@ class LabChannel:
             return
         deadline = self._opened_at + timeout_s
         if time.monotonic() >= deadline:
+            self._note(f"no answer from the extension within {timeout_s:g} s of %load_ext")
             return
         from .approval import _Pumping
 
@@ -134,6 +158,9 @@ class LabChannel:
             while self.comm is not None and self.version is None and time.monotonic() < deadline:
                 pump()
                 time.sleep(0.02)
+        self._note("waited for the extension: " + (
+            "it answered" if self.present else "the comm was closed" if self.comm is None
+            else f"no answer within {timeout_s:g} s of %load_ext"))
 
     # kernel -> front-end ---------------------------------------------------------------
     def send(self, payload: dict[str, Any]) -> bool:
@@ -184,7 +211,10 @@ class LabChannel:
                     print("--cells: the agent ran no code this turn, so no cell was added.")
                     return
                 if self.send(message):
+                    self._note(f"--cells: sent {len(message['cells'])} cell(s) to the extension")
                     return
+        self._note(f"--cells: the one-cell fallback (extension {'present' if self.present else 'absent'}, "
+                   f"cell id {'known' if cell_id else 'unknown'})")
         from .code_cells import insert_code_cell
 
         insert_code_cell(self.magics.shell, result, prompt)
@@ -210,8 +240,10 @@ class LabChannel:
         kind = data.get("type")
         if kind == "ready":
             self.version = str(data.get("version") or "?")
+            self._note(f"the extension answered ready (version {self.version})")
             if self._routed is not None:  # requests (a fix runs a turn) belong on the main thread
-                for routing in ("_reply_subshell_for", "handle_msg"):  # kernel_channel.route_to_subshell's
+                # (what kernel_channel._route set on the comm)
+                for routing in ("_reply_subshell_for", "handle_msg", "on_msg", "handle_close", "on_close"):
                     self._routed.__dict__.pop(routing, None)
                 self._routed = None
             self._push_status()

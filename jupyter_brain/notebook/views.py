@@ -26,11 +26,13 @@ def agent_view(shell: Any, *, fold: str = "auto") -> Any:
             from ..tools.rich_output import route_outputs_to_view
             from ..widgets import AgentView
             from .headless import is_headless
-            from .kernel_channel import route_to_subshell
+            from .kernel_channel import comms_routed_from_the_start
 
-            view = AgentView(fold=fold, drawn=not is_headless(shell))  # headless: no JS or CSS sent
-            # Approval clicks must reach the kernel while this cell still runs.
-            view.messages_routed = route_to_subshell(view)
+            # Approval clicks (and the view's "ready") must reach the kernel while this cell
+            # still runs: its comm goes to a subshell, from before it opens.
+            with comms_routed_from_the_start() as routed:
+                view = AgentView(fold=fold, drawn=not is_headless(shell))  # headless: no JS or CSS sent
+            view.messages_routed = any(made is view.comm for made in routed)
             # A display id, so the finished turn can add its Markdown transcript.
             view.display_handle = display(view, display_id=True)
             view.release_outputs = route_outputs_to_view()

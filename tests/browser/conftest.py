@@ -417,6 +417,39 @@ def run_cell(page, index: int) -> None:
     run_command(page, "notebook:run-cell")
 
 
+# Run code in the open notebook's kernel (not in a cell) and return what it printed or showed.
+_KERNEL_READ = """async (code) => {
+    const k = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+    const future = k.requestExecute({code, silent: false, store_history: false});
+    let out = '';
+    future.onIOPub = msg => {
+        const t = msg.header.msg_type;
+        if (t === 'stream') out += msg.content.text;
+        else if (t === 'execute_result' || t === 'display_data') out += msg.content.data['text/plain'] || '';
+        else if (t === 'error') out += msg.content.ename + ': ' + msg.content.evalue;
+    };
+    await future.done;
+    return out;
+}"""
+
+
+def kernel_output(page, code: str) -> str:
+    """What ``code`` prints when run in the open notebook's kernel, outside any cell."""
+    return page.evaluate(_KERNEL_READ, code)
+
+
+LAB_TRAIL = ("print('\\n'.join(get_ipython().magics_manager.registry['AgentMagics'].lab.trail))")
+
+
+def lab_trail(page) -> str:
+    """The kernel's record of its comm with the extension (``LabChannel.trail``), for a
+    failure message: when ``ready`` came, whether a wait timed out, why ``--cells`` fell back."""
+    try:
+        return kernel_output(page, LAB_TRAIL)
+    except Exception as exc:  # noqa: BLE001 - a diagnostic must not hide the failure it explains
+        return f"(no trail: {exc})"
+
+
 def open_and_run(page, base: str, name: str) -> None:
     """Open a notebook, wait for its kernel to be ready, run all cells (without awaiting them)."""
     open_notebook(page, base, name)

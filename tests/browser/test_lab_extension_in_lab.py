@@ -15,7 +15,7 @@ import re
 
 import pytest
 
-from .conftest import (open_and_run, open_notebook, run_cell, screenshot, wait_idle_after_run,
+from .conftest import (lab_trail, open_and_run, open_notebook, run_cell, screenshot, wait_idle_after_run,
                        write_notebook)
 
 pytestmark = pytest.mark.browser
@@ -91,7 +91,9 @@ def test_agent_cells_status_bar_highlighting_and_inspector(brain_lab, page):
     open_and_run(page, base, "lab_cells.ipynb")
     cells = _cells_after_run(page)
     # One code cell per run_python call, right below the %%agent cell, marked, with outputs.
-    assert len(cells) == 5, cells
+    if len(cells) != 5:  # spelled out: pytest would cut the cells and the trail short
+        sources = "\n".join(f"  {c['source'][:60]!r} meta={c['meta']}" for c in cells)
+        pytest.fail(f"{len(cells)} cells, not 5:\n{sources}\nthe kernel's channel to the extension:\n{lab_trail(page)}")
     assert cells[2]["source"] == "nums = [3, 4, 5]\nprint('sum', sum(nums) + 0)"
     assert cells[3]["source"] == "total = sum(nums) * 2\ntotal"
     assert cells[4]["source"] == "after = 1" and cells[4]["meta"] is None

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import open_and_run, run_cell, run_command, screenshot, wait_idle_after_run, write_notebook
+from .conftest import (kernel_output, open_and_run, run_cell, run_command, screenshot, wait_idle_after_run,
+                       write_notebook)
 
 pytestmark = pytest.mark.browser
 
@@ -55,20 +56,6 @@ EDIT = " Name the first and last month."  # typed at the end of SECOND's prompt
 _CELLS = 5  # setup, data, two %%agent cells, the check
 _FIRST, _SECOND, _CHECK = 2, 3, 4
 
-# Run code in the notebook's kernel (not in a cell) and return what it printed or showed.
-_KERNEL_READ = """async (code) => {
-    const k = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
-    const future = k.requestExecute({code, silent: false, store_history: false});
-    let out = '';
-    future.onIOPub = msg => {
-        const t = msg.header.msg_type;
-        if (t === 'stream') out += msg.content.text;
-        else if (t === 'execute_result' || t === 'display_data') out += msg.content.data['text/plain'] || '';
-        else if (t === 'error') out += msg.content.ename + ': ' + msg.content.evalue;
-    };
-    await future.done;
-    return out;
-}"""
 
 _EXECUTION_COUNTS = """() => window.jupyterapp.shell.currentWidget.content.model.sharedModel.cells
     .map(c => c.execution_count ?? null)"""
@@ -80,7 +67,7 @@ def _calls(root: Path) -> int:
 
 
 def _kernel(page, code: str) -> str:
-    return page.evaluate(_KERNEL_READ, code)
+    return kernel_output(page, code)
 
 
 def _view(page, index: int):

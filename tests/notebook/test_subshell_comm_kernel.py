@@ -47,10 +47,12 @@ plt.close("all")
 """
 
 
-def _printed(kc, msg_id: str) -> str:
+def _printed(kc, msg_id: str, on_open=None) -> str:
     text = []
     while True:
         msg = kc.get_iopub_msg(timeout=60)
+        if msg["msg_type"] == "comm_open" and on_open is not None:
+            on_open(msg["content"])
         if msg["parent_header"].get("msg_id") != msg_id:
             continue
         if msg["msg_type"] == "stream":
@@ -77,6 +79,43 @@ def test_messages_on_the_subshell_leave_the_running_cells_figures_open(tmp_path,
         assert "WAITED True" in printed, printed
         assert "OPEN [1]" in printed, printed  # not closed under the running cell
         assert "MainThread" not in printed.split("ON", 1)[1], printed  # handled on the subshell
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+# A comm made inside ``comms_routed_from_the_start`` is routed before it opens, and its
+# front-end answers at once, before the cell has set a callback (ipywidgets sets it only
+# after ``create_comm`` returned; here the gap is made long): the answer is kept on the
+# subshell and handed over when the callback is set, in this same cell.
+EARLY_ANSWER_CELL = """
+import threading, time
+import comm
+from jupyter_brain.notebook.kernel_channel import comms_routed_from_the_start
+
+with comms_routed_from_the_start() as routed:
+    early = comm.create_comm(target_name="jupyter_brain_test_early")  # as ipywidgets calls it
+time.sleep(2)  # the front-end's answer arrives now, before any callback
+got = []
+early.on_msg(lambda msg: got.append((msg["content"]["data"], threading.current_thread().name)))
+print("ROUTED", [c is early for c in routed], "GOT", got)
+"""
+
+
+def test_a_comm_routed_before_it_opens_keeps_an_answer_that_comes_before_its_callback(tmp_path, monkeypatch):
+    from jupyter_client.manager import start_new_kernel
+
+    drop_keys(monkeypatch)
+    km, kc = start_new_kernel(kernel_name="python3", cwd=str(tmp_path))
+    try:
+        def answer(content):
+            if content.get("target_name") == "jupyter_brain_test_early":
+                kc.shell_channel.send(kc.session.msg("comm_msg", {"comm_id": content["comm_id"], "data": {"n": 1}}))
+
+        printed = _printed(kc, kc.execute(EARLY_ANSWER_CELL), on_open=answer)
+        # Routed after opening, the answer would queue behind this cell; routed without
+        # keeping it, it would be dropped: either way GOT [].
+        assert "ROUTED [True] GOT [({'n': 1}, 'MainThread')]" in printed, printed
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
