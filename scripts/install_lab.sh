@@ -14,5 +14,15 @@ PYTHON=${PYTHON:-python3}
 
 [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --upgrade pip
-(cd js && npm ci --no-audit --no-fund --loglevel=error && npm run build)
-"$VENV/bin/python" -m pip install -q -e ".[lab]"
+# What building the package takes (pyproject.toml's build-system: JupyterLab among it, which
+# the lab extra installs anyway) goes into the venv itself, and the install below builds
+# there: an isolated build environment would download and install JupyterLab a second time.
+# (`editables`: what hatchling asks for to build an editable install.) No `mapfile`: macOS
+# runs scripts with bash 3.2; the requirements have no spaces.
+# shellcheck disable=SC2046
+"$VENV/bin/python" -m pip install -q $("$VENV/bin/python" scripts/extra_requirements.py build-system) editables
+# The package's build hook builds the widgets (js/) and the JupyterLab extension (js/lab)
+# with Node; `npm ci` first, so that the hook's `npm install` finds the lockfile's versions.
+(cd js && npm ci --no-audit --no-fund --loglevel=error)
+# The venv's `jupyter` first on PATH: the extension's build runs `jupyter labextension build`.
+PATH="$(cd "$VENV" && pwd)/bin:$PATH" "$VENV/bin/python" -m pip install -q --no-build-isolation -e ".[lab]"

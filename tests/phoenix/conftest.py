@@ -1,6 +1,6 @@
 """Fixtures of the Phoenix tests: one real Phoenix per session, from its own virtualenv.
 
-Every test here is marked ``phoenix`` (scripts/test.sh runs them as a step of their own,
+Every test here is marked ``phoenix`` (scripts/test.sh runs them in a part of their own,
 after building the venv). Outside CI a missing venv skips them with the command that builds
 it; under ``CI=true`` it fails them: CI promises that a real Phoenix read the traces back.
 """
