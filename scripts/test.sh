@@ -54,6 +54,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
+# pip installs without compiling every module to bytecode (about 40 CPU-seconds per venv of
+# this size, five venvs): Python compiles what is imported, when it is first imported. The
+# newcomer's check below keeps pip's default, as scripts/lab.sh has it.
+export PIP_COMPILE=0
+
 step "virtualenv $VENV"
 [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --upgrade pip
@@ -90,7 +95,7 @@ background+=("$!")
 # when it ends.
 rm -rf build/newcomer
 git clone -q . build/newcomer/src
-setsid nice -n 10 "$PYTHON" build/newcomer/src/scripts/check_newcomer.py >build/newcomer.log 2>&1 &
+setsid nice -n 10 env -u PIP_COMPILE "$PYTHON" build/newcomer/src/scripts/check_newcomer.py >build/newcomer.log 2>&1 &
 NEWCOMER=$!
 background+=("$NEWCOMER")
 
@@ -102,17 +107,7 @@ mapfile -t build_reqs < <("$VENV/bin/python" scripts/extra_requirements.py build
 "$VENV/bin/python" -m pip install -q "${build_reqs[@]}" editables
 VENV_BIN="$(cd "$VENV" && pwd)/bin"
 
-# The test extra installs in the background while the front-end builds (mostly downloads
-# and unpacking beside their compiling; it only adds packages to the venv, none that the
-# builds use). SKIP_JUPYTER_BUILDER: the bundles are built and tested below (the build hook
-# would build them all again for an editable install; it skips only a wheel's build when
-# they exist).
-SKIP_JUPYTER_BUILDER=1 setsid "$VENV/bin/python" -m pip install -q --no-build-isolation -e ".[test]" \
-  >build/pip-test.log 2>&1 &
-PIP_TEST=$!
-background+=("$PIP_TEST")
-
-step "widgets: npm ci, build, vitest (beside them: pip install -e .[test])"
+step "widgets: npm ci, build, vitest"
 # Front-end first: the Python package ships the built bundle.
 (cd js && npm ci --no-audit --no-fund --loglevel=error && npm run build && npm test)
 
@@ -121,22 +116,19 @@ step "widgets: npm ci, build, vitest (beside them: pip install -e .[test])"
 step "JupyterLab extension: npm ci, vitest, build"
 (cd js/lab && npm ci --no-audit --no-fund --loglevel=error && npm test && PATH="$VENV_BIN:$PATH" npm run build)
 
-step "pip install -e .[test] (run beside the front-end's steps)"
-wait "$PIP_TEST" || { cat build/pip-test.log; exit 1; }
-cat build/pip-test.log
+# (Tried: this install and the lint below run beside the steps before them gained nothing
+# measurable: they compete for the same two cores, and llama.cpp's build in the background,
+# which takes what they leave, ended later; the tests then waited a minute for it.)
+step "pip install -e .[test]"
+# SKIP_JUPYTER_BUILDER: the bundles were just built and tested (the build hook would build
+# them all again for an editable install; it skips only a wheel's build when they exist).
+SKIP_JUPYTER_BUILDER=1 "$VENV/bin/python" -m pip install -q --no-build-isolation -e ".[test]"
 
 # The wheel as users get it: built, installed into a fresh venv (build/wheel-check),
 # `jupyter labextension list` checked there, and in the background beside the oldest
 # JupyterLab the `lab` extra allows (waited for at the end). The browser tests run that
 # venv's JupyterLab (JUPYTER_BRAIN_LAB_PYTHON).
-# Lint and type-check (the paths are in pyproject.toml: mypy checks jupyter_brain/agent and
-# jupyter_brain/providers) beside the wheel's check, which mostly installs; any finding fails
-# the run before the tests.
-setsid bash -c '"$0/ruff" check jupyter_brain benchmarks scripts && "$0/mypy"' "$VENV/bin" >build/lint.log 2>&1 &
-LINT=$!
-background+=("$LINT")
-
-step "the wheel installed as a user gets it (beside it: ruff and mypy)"
+step "the wheel installed as a user gets it"
 "$VENV/bin/python" scripts/check_wheel.py --no-build-isolation --newest
 export JUPYTER_BRAIN_LAB_PYTHON="$PWD/build/wheel-check/venv/bin/python"
 setsid nice -n 10 "$VENV/bin/python" scripts/check_wheel.py --oldest >build/oldest-lab.log 2>&1 &
@@ -147,9 +139,10 @@ export PYTHONUNBUFFERED=1
 # Tests never reach a hosted model (tests/local_model starts its own on 127.0.0.1): the
 # notebooks would switch to one if a key were set.
 unset ANTHROPIC_API_KEY OPENAI_API_KEY OPENAI_BASE_URL JUPYTER_BRAIN_BASE_URL ANTHROPIC_BASE_URL
-step "ruff and mypy (run beside the wheel's check)"
-wait "$LINT" || { cat build/lint.log; exit 1; }
-cat build/lint.log
+step "ruff and mypy"
+# Lint and type-check before the tests: any finding fails the run.
+"$VENV/bin/ruff" check jupyter_brain benchmarks scripts
+"$VENV/bin/mypy"  # the paths are in pyproject.toml: jupyter_brain/agent and jupyter_brain/providers
 
 PYTEST=("$VENV/bin/python" -m pytest -p no:cacheprovider --durations=15)
 # The fast tests: no kernel, browser or real model, with their order and calendar dependence
