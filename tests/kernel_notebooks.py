@@ -44,3 +44,22 @@ def execute(nb: nbformat.NotebookNode, folder: Path, *, timeout: int = 120, **op
     NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(folder)}},
                    **options).execute()
     return nb
+
+
+def printed(kc: Any, msg_id: str, on_open: Any = None) -> str:
+    """What the request ``msg_id`` printed (its errors too) once the kernel is idle again;
+    ``on_open(content)`` is called for every ``comm_open`` the kernel sends meanwhile, as a
+    front-end would answer it."""
+    text = []
+    while True:
+        msg = kc.get_iopub_msg(timeout=90)
+        if msg["msg_type"] == "comm_open" and on_open is not None:
+            on_open(msg["content"])
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        if msg["msg_type"] == "stream":
+            text.append(msg["content"]["text"])
+        if msg["msg_type"] == "error":
+            text.append("\n".join(msg["content"]["traceback"]))
+        if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+            return "".join(text)

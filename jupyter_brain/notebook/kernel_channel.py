@@ -103,8 +103,9 @@ def _route(comm: Any, subshell: str) -> None:
 @contextlib.contextmanager
 def comms_routed_from_the_start() -> Iterator[list[Any]]:
     """Within this block, each comm created by ``comm.create_comm`` (looked up on the
-    module at call time, as ipywidgets and the lab channel do) is routed to the subshell *before* its ``comm_open`` is sent;
-    the list yielded collects them (empty where the kernel has no subshells).
+    module at call time, as ipywidgets and the lab channel do) is routed to the subshell
+    *before* its ``comm_open`` is sent; the list yielded collects them (empty where the
+    kernel has no subshells).
 
     Routing a comm after it opened races its front-end: the extension and the widget
     answer ``ready`` at once, and a message that reaches the kernel before the routing

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from ..kernel_notebooks import drop_keys
+from ..kernel_notebooks import drop_keys, printed
 
 pytestmark = pytest.mark.kernel
 
@@ -42,29 +42,13 @@ print("\\n".join(lab.trail))
 """
 
 
-def _printed(kc, msg_id: str, on_open=None) -> str:
-    text = []
-    while True:
-        msg = kc.get_iopub_msg(timeout=90)
-        if msg["msg_type"] == "comm_open" and on_open is not None:
-            on_open(msg["content"])
-        if msg["parent_header"].get("msg_id") != msg_id:
-            continue
-        if msg["msg_type"] == "stream":
-            text.append(msg["content"]["text"])
-        if msg["msg_type"] == "error":
-            text.append("\n".join(msg["content"]["traceback"]))
-        if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
-            return "".join(text)
-
-
 def test_a_ready_that_comes_at_once_reaches_the_turn_queued_behind_load_ext(tmp_path, monkeypatch):
     from jupyter_client.manager import start_new_kernel
 
     drop_keys(monkeypatch)
     km, kc = start_new_kernel(kernel_name="python3", cwd=str(tmp_path))
     try:
-        assert _printed(kc, kc.execute(SLOW_SUBSHELL)) == ""
+        assert printed(kc, kc.execute(SLOW_SUBSHELL)) == ""
         kc.execute(LOAD)
         waiting = kc.execute(WAIT_FOR_READY)  # queued now, before the comm even opens
 
@@ -73,9 +57,9 @@ def test_a_ready_that_comes_at_once_reaches_the_turn_queued_behind_load_ext(tmp_
                 kc.shell_channel.send(kc.session.msg(
                     "comm_msg", {"comm_id": content["comm_id"], "data": {"type": "ready", "version": "9.9.9"}}))
 
-        printed = _printed(kc, waiting, on_open=answer)
-        assert "READY 9.9.9" in printed, printed
-        assert "(on a subshell)" in printed, printed
+        out = printed(kc, waiting, on_open=answer)
+        assert "READY 9.9.9" in out, out
+        assert "(on a subshell)" in out, out
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)

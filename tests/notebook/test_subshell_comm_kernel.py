@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from ..kernel_notebooks import drop_keys
+from ..kernel_notebooks import drop_keys, printed
 
 pytestmark = pytest.mark.kernel
 
@@ -47,38 +47,22 @@ plt.close("all")
 """
 
 
-def _printed(kc, msg_id: str, on_open=None) -> str:
-    text = []
-    while True:
-        msg = kc.get_iopub_msg(timeout=60)
-        if msg["msg_type"] == "comm_open" and on_open is not None:
-            on_open(msg["content"])
-        if msg["parent_header"].get("msg_id") != msg_id:
-            continue
-        if msg["msg_type"] == "stream":
-            text.append(msg["content"]["text"])
-        if msg["msg_type"] == "error":
-            text.append("\n".join(msg["content"]["traceback"]))
-        if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
-            return "".join(text)
-
-
 def test_messages_on_the_subshell_leave_the_running_cells_figures_open(tmp_path, monkeypatch):
     from jupyter_client.manager import start_new_kernel
 
     drop_keys(monkeypatch)
     km, kc = start_new_kernel(kernel_name="python3", cwd=str(tmp_path))
     try:
-        printed = _printed(kc, kc.execute(SETUP))
-        assert "ROUTED True" in printed, printed  # ipykernel >= 7 (the test environment's)
-        comm_id = printed.split("ROUTED True", 1)[1].split()[0]
+        out = printed(kc, kc.execute(SETUP))
+        assert "ROUTED True" in out, out  # ipykernel >= 7 (the test environment's)
+        comm_id = out.split("ROUTED True", 1)[1].split()[0]
         msg_id = kc.execute(WAITING_CELL)
         for n in range(2):  # what the front-end sends (an approval click, the extension's ready)
             kc.shell_channel.send(kc.session.msg("comm_msg", {"comm_id": comm_id, "data": {"n": n}}))
-        printed = _printed(kc, msg_id)
-        assert "WAITED True" in printed, printed
-        assert "OPEN [1]" in printed, printed  # not closed under the running cell
-        assert "MainThread" not in printed.split("ON", 1)[1], printed  # handled on the subshell
+        out = printed(kc, msg_id)
+        assert "WAITED True" in out, out
+        assert "OPEN [1]" in out, out  # not closed under the running cell
+        assert "MainThread" not in out.split("ON", 1)[1], out  # handled on the subshell
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
@@ -112,10 +96,10 @@ def test_a_comm_routed_before_it_opens_keeps_an_answer_that_comes_before_its_cal
             if content.get("target_name") == "jupyter_brain_test_early":
                 kc.shell_channel.send(kc.session.msg("comm_msg", {"comm_id": content["comm_id"], "data": {"n": 1}}))
 
-        printed = _printed(kc, kc.execute(EARLY_ANSWER_CELL), on_open=answer)
+        out = printed(kc, kc.execute(EARLY_ANSWER_CELL), on_open=answer)
         # Routed after opening, the answer would queue behind this cell; routed without
         # keeping it, it would be dropped: either way GOT [].
-        assert "ROUTED [True] GOT [({'n': 1}, 'MainThread')]" in printed, printed
+        assert "ROUTED [True] GOT [({'n': 1}, 'MainThread')]" in out, out
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
