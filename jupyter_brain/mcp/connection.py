@@ -85,6 +85,7 @@ class ServerConnection:
             return
         loop = asyncio.get_running_loop()
         ready: asyncio.Future[tuple[list[Any], str | None]] = loop.create_future()
+        ready.add_done_callback(_retrieved)  # nobody awaits it once this start is abandoned
         self._stop_event = asyncio.Event()
         self._holder = loop.create_task(self._hold(transport, ready), name=f"mcp:{self.name}")
         try:
@@ -308,3 +309,12 @@ def _version() -> str:
     from ..foundation.version import __version__
 
     return __version__
+
+
+def _retrieved(future: asyncio.Future[Any]) -> None:
+    """Mark a finished future's exception as seen. A start that was abandoned (stopped,
+    or cancelled by a shutdown) no longer awaits ``ready``, and the holder still sets its
+    outcome; asyncio would then log "Future exception was never retrieved" with a
+    traceback when the future is collected, into the kernel's stderr."""
+    if not future.cancelled():
+        future.exception()
