@@ -279,7 +279,9 @@ def copy_notebook(src: Path, root: Path, name: str) -> Path:
 # hides it for a frame) and no splash screen?
 # An image that is not displayed or off-screen does not count: the view's figures load
 # lazily (loading="lazy"), so one in a folded step or below the fold stays incomplete for
-# as long as it is not shown, and it is not in the screenshot either.
+# as long as it is not shown, and it is not in the screenshot either. Lazy images are also
+# switched to eager loading here: fresh-clone run AE (three CI runs at once, load 74-85)
+# waited 300 s on one the check counted as on screen and the browser never loaded.
 _ON_SCREEN_JS = """const __jbOnScreen = (i) => {
     const r = i.getBoundingClientRect();
     return i.getClientRects().length > 0 && r.bottom > 0 && r.top < innerHeight && r.right > 0 && r.left < innerWidth;
@@ -289,6 +291,9 @@ _STABLE_JS = """(sel) => {
     const state = (window.__jbStable ??= {});
     const shell = document.querySelector('.jp-LabShell');
     const els = [...document.querySelectorAll(sel)];
+    // A lazy image the browser has not started (it judges it out of sight, e.g. clipped by
+    // a scrolling parent) would keep the wait going: load every one now.
+    els.forEach(e => e.querySelectorAll('img[loading="lazy"]').forEach(i => { i.loading = 'eager'; }));
     const boxes = JSON.stringify(els.map(e => {
         const r = e.getBoundingClientRect();
         return [r.x, r.y, r.width, r.height];
