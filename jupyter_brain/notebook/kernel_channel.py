@@ -166,4 +166,5 @@ def _held_until_set(comm: Any, callback_attribute: str) -> tuple[Any, Any]:
         for msg in waiting:
             callback(msg)
 
+    handle.early = early  # type: ignore[attr-defined]  # what is held, for a test to wait on
     return handle, set_callback

@@ -79,7 +79,9 @@ from jupyter_brain.notebook.kernel_channel import comms_routed_from_the_start
 
 with comms_routed_from_the_start() as routed:
     early = comm.create_comm(target_name="jupyter_brain_test_early")  # as ipywidgets calls it
-time.sleep(2)  # the front-end's answer arrives now, before any callback
+start = time.monotonic()
+while not early.handle_msg.early and time.monotonic() - start < 60:  # until the answer is held
+    time.sleep(0.01)
 got = []
 early.on_msg(lambda msg: got.append((msg["content"]["data"], threading.current_thread().name)))
 print("ROUTED", [c is early for c in routed], "GOT", got)
