@@ -146,14 +146,19 @@ def test_readme_config_list_is_the_traits() -> None:
 
 
 def test_load_ext_reads_the_settings_without_pydantic() -> None:
+    import os
     import subprocess
     import sys
 
+    # Without the warm-up, whose thread imports the agent core (pydantic with it) in the
+    # background: whether it got that far before the print was a race, which the test lost
+    # once imports were fast enough (bytecode written, fresh-clone run BB).
     probe = (
         "import sys\n"
         "from IPython.core.interactiveshell import InteractiveShell\n"
         "InteractiveShell.instance().run_line_magic('load_ext', 'jupyter_brain')\n"
         "print('jupyter_brain.settings' in sys.modules, 'pydantic' in sys.modules)\n"
     )
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                         env={**os.environ, "JUPYTER_BRAIN_WARM_UP": "0"})
     assert out.stdout.split() == ["True", "False"]
