@@ -149,12 +149,14 @@ def _held_until_set(comm: Any, callback_attribute: str) -> tuple[Any, Any]:
     registers them only after ``create_comm`` returned)."""
     lock = threading.Lock()
     early: list[dict[str, Any]] = []
+    held = threading.Event()  # set once a message is kept: what a test waits on
 
     def handle(msg: dict[str, Any]) -> None:
         with lock:
             callback = getattr(comm, callback_attribute, None)
             if callback is None:
                 early.append(msg)
+                held.set()
                 return
         callback(msg)
 
@@ -166,5 +168,5 @@ def _held_until_set(comm: Any, callback_attribute: str) -> tuple[Any, Any]:
         for msg in waiting:
             callback(msg)
 
-    handle.early = early  # type: ignore[attr-defined]  # what is held, for a test to wait on
+    handle.held = held  # type: ignore[attr-defined]
     return handle, set_callback

@@ -73,15 +73,13 @@ def test_messages_on_the_subshell_leave_the_running_cells_figures_open(tmp_path,
 # after ``create_comm`` returned; here the gap is made long): the answer is kept on the
 # subshell and handed over when the callback is set, in this same cell.
 EARLY_ANSWER_CELL = """
-import threading, time
+import threading
 import comm
 from jupyter_brain.notebook.kernel_channel import comms_routed_from_the_start
 
 with comms_routed_from_the_start() as routed:
     early = comm.create_comm(target_name="jupyter_brain_test_early")  # as ipywidgets calls it
-start = time.monotonic()
-while not early.handle_msg.early and time.monotonic() - start < 60:  # until the answer is held
-    time.sleep(0.01)
+early.handle_msg.held.wait(60)  # until the answer is held (a bound against hanging)
 got = []
 early.on_msg(lambda msg: got.append((msg["content"]["data"], threading.current_thread().name)))
 print("ROUTED", [c is early for c in routed], "GOT", got)
