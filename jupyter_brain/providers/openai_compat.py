@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from jupyter_brain.foundation.catalog import accepts_images
+from jupyter_brain.providers import served_models
 from jupyter_brain.providers.base import (
     Message,
     ProviderError,
@@ -25,7 +26,6 @@ from jupyter_brain.providers.base import (
     StreamingProvider,
     ToolSchema,
 )
-from jupyter_brain.providers import served_models
 from jupyter_brain.providers.openai_chunks import FINISH, ChunkAssembler
 from jupyter_brain.providers.openai_server import (
     default_reasoning_echo,
