@@ -114,8 +114,12 @@ def load_ipython_extension(ipython: Any) -> None:
 
 
 def unload_ipython_extension(ipython: Any) -> None:
-    """Stop recording failing cells; the rest is IPython's (present so %reload_ext works)."""
+    """Stop recording failing cells, close the kept providers; the rest is IPython's (present
+    so %reload_ext works)."""
     magics = ipython.magics_manager.registry.get("AgentMagics")
+    cache = getattr(magics, "provider_cache", None)
+    if cache is not None:
+        cache.close()
     hook = getattr(magics, "cell_errors", None)
     if hook is not None and hook in ipython.events.callbacks.get("post_run_cell", []):
         ipython.events.unregister("post_run_cell", hook)

@@ -19,6 +19,7 @@ from IPython.core.magic import Magics, cell_magic, line_cell_magic, magics_class
 from .notebook.cell_errors import CellErrors
 from .notebook.lab_channel import LabChannel
 from .notebook.parsers import build_compare_parser, build_parser
+from .notebook.provider_cache import ProviderCache
 from .notebook.user_tools import USER_TOOLS
 from .settings import COMPACTION_CHOICES, CONFIG_KEYS, PERMISSION_CHOICES, THINK_CHOICES, setting_trait
 
@@ -81,6 +82,7 @@ class AgentMagics(Magics):
         self.last_fix: Any = None  # the fix %agent fix proposed last (--apply inserts it)
         self.lab = LabChannel(self)  # the JupyterLab extension's comm; started by %load_ext
         self.hooks: dict[str, Any] = {}  # the user's hooks for every %%agent cell (%agent hooks add NAME)
+        self.provider_cache = ProviderCache()  # providers by name kept across cells (one client, one connection)
 
     @property
     def manager(self) -> SessionManager:

@@ -63,7 +63,7 @@ def run_agent_cell(magics: Any, line: str, cell: str, *, interpolate_prompt: boo
     run = cell_run(magics.shell, line, cell)  # its earlier turn leaves the history (unless --append)
     user_ns = magics.shell.user_ns if magics.shell is not None else {}
     provider = replaying_provider(magics, options, args, cell_source(line, cell), user_ns,  # recordings (#24)
-                                  lambda: resolve_provider(options, user_ns))
+                                  lambda: resolve_provider(options, user_ns, cache=getattr(magics, "provider_cache", None)))
     keywords = turn_keywords(options, provider.live or provider, magics.data_dir, magics.runtime)  # --top-k, --citations, --skill
     if interpolate_prompt:
         prompt = interpolate(prompt, user_ns)

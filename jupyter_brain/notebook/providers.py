@@ -14,10 +14,15 @@ from IPython.core.error import UsageError
 if TYPE_CHECKING:
     from ..providers.base import LLMProvider
     from ..settings_model import AgentOptions
+    from .provider_cache import ProviderCache
 
 
-def resolve_provider(options: AgentOptions, user_ns: dict[str, Any], prog: str = "%%agent") -> LLMProvider:
-    """The provider of a turn: ``options.provider`` as a variable first, then as a name."""
+def resolve_provider(options: AgentOptions, user_ns: dict[str, Any], prog: str = "%%agent",
+                     *, cache: ProviderCache | None = None) -> LLMProvider:
+    """The provider of a turn: ``options.provider`` as a variable first, then as a name.
+
+    With ``cache`` (the kernel's, ``AgentMagics.provider_cache``), a name reuses the provider
+    an earlier cell built for the same configuration (``provider_cache.py``)."""
     from ..providers.base import LLMProvider, ProviderError
 
     name = options.provider
@@ -31,8 +36,12 @@ def resolve_provider(options: AgentOptions, user_ns: dict[str, Any], prog: str =
     from ..providers.registry import get_provider
     from ..providers.scripted import ScriptedProvider
 
+    model = options.model
     try:
-        provider = get_provider(name, options.model)
+        if cache is None:
+            provider = get_provider(name, model)
+        else:
+            provider = cache.get(name, model, lambda: get_provider(name, model))
     except ValueError as exc:
         raise UsageError(f"{prog}: {exc} (or the name of a variable holding a provider)") from None
     except ProviderError as exc:

@@ -3,7 +3,8 @@
 A first ``%%agent`` turn used to pay, on top of the turn, for what every later turn finds
 ready: the agent core's and the view's imports, the tokenizer's BPE tables, and the
 built-in tools' argument models and JSON schemas (both cached per definition:
-``agent/tool_models.py``, ``ToolSpec.input_schema``). A daemon thread started by
+``agent/tool_models.py``, ``ToolSpec.input_schema``), the checkpoint store's module and the
+SDK of the provider the environment configures (imported, not built). A daemon thread started by
 ``load_ipython_extension`` does that work once per process, while the user's next cells
 run (loading data, usually). A turn that starts before it is done waits on the same
 import and cache locks: the work is never done twice, only earlier.
@@ -32,6 +33,7 @@ MODULES = (
     "jupyter_brain.widgets.text_view",
     "jupyter_brain.widgets.agent_view",
     "jupyter_brain.tools.rich_output",
+    "jupyter_brain.agent.checkpoints",  # the kernel's checkpoint store
     "jupyter_brain.mcp",  # our MCP glue: its SDK loads only when mcp.json names a server
 )
 
@@ -84,6 +86,16 @@ def warm_up() -> None:
     from ..tools import default_tools
 
     TokenCounter().count_text("warm up")
+    _configured_sdk()
     with tempfile.TemporaryDirectory(prefix="jupyter-brain-warm-up-") as folder:
         for spec in [*default_tools({}, folder), artifact_tool(ArtifactStore())]:
             spec.schema()
+
+
+def _configured_sdk() -> None:
+    """Import the SDK of the provider ``auto`` would pick (an import only: no client, no request)."""
+    from ..providers.registry import configured_provider
+
+    choice = configured_provider()
+    if choice in ("openai", "anthropic"):
+        importlib.import_module(choice)

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from jupyter_brain.foundation.catalog import accepts_images
+from jupyter_brain.providers import served_models
 from jupyter_brain.providers.base import (
     Message,
     ProviderError,
@@ -107,6 +108,7 @@ class OpenAICompatProvider(StreamingProvider):
         # key) knows the older one, and llama-cpp-python ignores the newer one: unbounded.
         self._max_tokens_field = "max_completion_tokens" if preset == "openai" and not keyless else "max_tokens"
         self.model = model or default_model or ""
+        self._discovered = False  # self.model came from the server's /v1/models (served_models.py)
         self.max_tokens = max_tokens
         self.vision = vision  # None: from the model catalogue (``takes_images``)
         self._echo_fixed = send_reasoning_content is not None
@@ -168,12 +170,20 @@ class OpenAICompatProvider(StreamingProvider):
             stream.close()
 
     def _open(self, params: dict[str, Any], messages: list[Message], timeout_s: float) -> Any:
-        """Start the stream; a 400 about ``reasoning_content`` adjusts the echo and retries."""
+        """Start the stream; a 400 about ``reasoning_content`` adjusts the echo and retries, and
+        a model found at ``/v1/models`` that the server no longer serves is looked up again, once."""
+        asked_again = False
         for _ in range(3):
             try:
                 return self._client.chat.completions.create(**params, timeout=timeout_s)
             except self._call_errors as err:
                 mapped = self._error(err)
+                if self._discovered and (mapped.kind == "connection" or is_model_not_found(mapped)):
+                    self._forget_model()  # the server may have restarted with another model
+                    if not asked_again and mapped.kind != "connection":
+                        asked_again = True
+                        params["model"] = self._resolve_model()
+                        continue
                 learned = None if self._echo_fixed else learn_reasoning_echo(self.reasoning_echo, mapped)
                 if learned is not None:
                     self.reasoning_echo = learned
@@ -204,6 +214,10 @@ class OpenAICompatProvider(StreamingProvider):
     def _resolve_model(self) -> str:
         if self.model:
             return self.model
+        known = served_models.remembered(self.base_url)  # asked once per server (served_models.py)
+        if known:
+            self.model, self._discovered = known, True
+            return known
         try:
             models = [m.id for m in self._client.models.list()]
         except self._call_errors as err:
@@ -219,8 +233,17 @@ class OpenAICompatProvider(StreamingProvider):
                 kind="bad_request",
                 provider=self.name,
             )
-        self.model = models[0]
+        self.model, self._discovered = models[0], True
+        served_models.remember(self.base_url, self.model)
         return self.model
+
+    def _forget_model(self) -> None:
+        served_models.forget(self.base_url)
+        self.model, self._discovered = "", False
+
+    def close(self) -> None:
+        """Close the HTTP client (its pooled connections); a kept provider's end (the kernel's)."""
+        self._client.close()
 
     def _error(self, err: BaseException, *, mid_stream: bool = False) -> ProviderError:
         mapped = map_sdk_error(err, self.name, mid_stream=mid_stream)

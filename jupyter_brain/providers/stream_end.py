@@ -9,6 +9,9 @@ decoder and notes whether ``[DONE]`` came. A stream with ``[DONE]`` but no finis
 ended on purpose; ``inferred_finish`` then guesses why (``length`` when it produced as
 many tokens as ``max_tokens`` allowed, else ``stop``), and the result says the stop reason
 was inferred. A stream with neither is still a dropped connection.
+
+At ``[DONE]`` the decoder also reads the rest of the body (``_drain``), so the HTTP
+connection is kept for the next call (issue #26).
 """
 
 from __future__ import annotations
@@ -29,10 +32,23 @@ class DoneWatchingDecoder:
         for sse in self._inner.iter_bytes(iterator):
             if str(getattr(sse, "data", "")).startswith("[DONE]"):
                 self.saw_done = True  # before yielding: the SDK stops reading at [DONE]
+                _drain(iterator)
             yield sse
 
     def aiter_bytes(self, iterator: Any) -> Any:  # the async client is never used here
         return self._inner.aiter_bytes(iterator)
+
+
+def _drain(iterator: Iterator[bytes]) -> None:
+    """Read the body's end (after ``[DONE]``, only the closing chunk of a chunked body), so
+    the connection goes back to the pool: the sync SDK closes a stream at ``[DONE]`` unread,
+    which made every call open a new connection (and, to a remote server, a new TLS
+    handshake). A failure here changes nothing: the answer is complete."""
+    try:
+        for _ in iterator:
+            pass
+    except Exception:  # noqa: BLE001 - the connection is then simply not reused
+        pass
 
 
 @cache

@@ -5,7 +5,8 @@ Two channels to the browser, because the measured facts in DESIGN.md demand it:
 * **Live stream** — custom messages, each one batch ``{"kind": "events", "epoch", "start",
   "end", "events"}`` carrying every event handled since the previous batch, consecutive
   deltas of one block concatenated. At most one batch per ``FLUSH_INTERVAL_S`` (~33 ms,
-  so ≤ 30 messages/s whatever the token rate); trailing data is sent by a timer thread
+  so ≤ 30 messages/s whatever the token rate; a turn's first text delta goes at once, so the
+  timer never holds back the first word); trailing data is sent by a timer thread
   (ipykernel sends from any thread: comm messages go through the IOPub thread's queue).
 * **Durable transcript** — the synced ``transcript`` trait (compact entries, linear in the
   text) with ``transcript_n`` (raw events folded in) and ``epoch`` (bumped by ``replay``/
@@ -131,6 +132,7 @@ class AgentView(anywidget.AnyWidget):
         self._pending = Transcript()
         self._sent_n = 0  # raw events already sent live
         self._last_commit = float("-inf")
+        self._answer_started = False  # a text delta of this turn was sent (the first one goes at once)
         # Its deadline (``due_at``) is the deferred step-end commit.
         self._batch = FlushScheduler(
             self._send_pending, lambda: bool(self._pending.count), lock=self._lock,
@@ -149,8 +151,9 @@ class AgentView(anywidget.AnyWidget):
     def handle(self, event: EventBase | Entry) -> None:
         """Fold one event in and stream it (coalesced). Thread-safe.
 
-        Sends at once only when the stream was idle for an interval; otherwise the timer
-        is the one sender, so batches stay ≥ ``FLUSH_INTERVAL_S`` apart. A turn end
+        Sends at once only when the stream was idle for an interval, or for the turn's first
+        text delta (the first word is never held back); otherwise the timer is the one
+        sender, so batches stay ≥ ``FLUSH_INTERVAL_S`` apart. A turn end
         flushes and commits at once; a step end schedules a commit (flush first, so a
         commit always lands on a batch boundary).
         """
@@ -167,6 +170,12 @@ class AgentView(anywidget.AnyWidget):
                 self._batch.flush_now(now)
                 self._commit_locked(now)
                 return
+            if etype == "turn_start":
+                self._answer_started = False
+            elif etype == "text_delta" and not self._answer_started:
+                # The turn's first words go out at once, not after the batch timer (issue #26).
+                self._answer_started = True
+                self._batch.flush_now(now)
             if etype == "step_end" and self._batch.due_at is None:
                 # Deferred a little, so a turn end right after makes it one commit, not two.
                 interval = commit_interval(len(self._durable))

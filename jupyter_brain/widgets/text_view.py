@@ -17,83 +17,27 @@ from . import _format as fmt
 from ._answer import code_argument, output_note, outputs_markdown, plan_turn, preamble, split_turns
 from ._fold import Entry, as_entry, fold
 from ._header import Header
-
-
-def _usage_line(h: Header) -> str:
-    return (
-        f"tokens in {fmt.tokens(h.input_tokens)} / out {fmt.tokens(h.output_tokens)}"
-        f" / cache read {fmt.tokens(h.cache_read_tokens)}"
-        f" / cache write {fmt.tokens(h.cache_creation_tokens)}"
-        + (f" · {fmt.ESTIMATED_MARK} (the server reported no usage)" if h.usage_estimated else "")
-    )
-
-
-def _refusal_line(e: Entry) -> str:
-    return f"⊘ Refused — the model declined to answer: {(e.get('text') or '').strip() or 'no reason given'}"
-
-
-def _figures(e: Entry) -> str:
-    n = len(e.get("images") or [])
-    return f"{n} figure{'s' * (n != 1)} (shown to the model)" if n else ""
-
-
-def _context_pack_line(e: Entry) -> str:
-    """``Context pack: 3 passages (a.py:10, nb.ipynb#cell-2, …)``."""
-    anchors = [str(p.get("anchor", "")) for p in e.get("passages") or []]
-    shown = ", ".join(anchors[:4]) + (", …" if len(anchors) > 4 else "")
-    return f"Context pack: {len(anchors)} passage{'s' * (len(anchors) != 1)}" + (f" ({shown})" if shown else "")
-
-
-def _source_items(e: Entry) -> list[str]:
-    """A Citations event's sources: workspace anchors, then web pages (title — url)."""
-    items = [str(a) for a in e.get("local") or []]
-    items += [f"{w.get('title') or w.get('url', '')} — {w.get('url', '')}" for w in e.get("web") or []]
-    return items
-
-
-def _end_line(h: Header, e: Entry) -> str:
-    """The process summary: ``✓ completed · 4 steps · 3 tools · 1 reflection · 12.4 s · $0.0123``."""
-    icon = fmt.STATUS_ICON.get(e["status"], "■")
-    label = fmt.STATUS_LABEL.get(e["status"], e["status"])
-    parts = [f"{icon} {label}", f"{h.steps} step{'s' * (h.steps != 1)}"]
-    if h.tool_calls:
-        parts.append(f"{h.tool_calls} tool{'s' * (h.tool_calls != 1)}")
-    if h.reflections:
-        parts.append(f"{h.reflections} reflection{'s' * (h.reflections != 1)}")
-    parts.append(fmt.duration(e.get("duration_ms", 0.0)))
-    if h.cost_usd is not None:
-        parts.append(fmt.cost(h.cost_usd))
-    return " · ".join(parts)
-
-
-def _memory_line(m: dict) -> str:
-    """One recalled memory: its id and text (the text view's and the transcript's)."""
-    return f"[{m.get('id', '?')}] {' '.join(str(m.get('text', '')).split())}"
-
-
-def _fallback_line(e: Entry) -> str:
-    """``anthropic:… failed (overloaded) — continued with ollama:…`` (a provider chain)."""
-    return f"{e['failed']} failed ({e.get('kind', 'other')}) — continued with {e['next']}"
-
-
-def _start_line(h: Header) -> str:
-    parts = [f"Turn {h.turn}"]
-    if h.model_label:
-        parts.append(h.model_label)
-    if h.think_level and h.think_level != "off":
-        parts.append(f"think {h.think_level}")
-    if h.strategy:
-        parts.append(f"strategy {h.strategy}")
-    if h.session_id:
-        parts.append(f"session {h.session_id}")
-    return " · ".join(parts)
+from ._live_final import LiveFinal
+from ._text_lines import (
+    _context_pack_line,
+    _end_line,
+    _fallback_line,
+    _figures,
+    _memory_line,
+    _refusal_line,
+    _source_items,
+    _start_line,
+    _usage_line,
+)
 
 
 class TextView:
     """Writes a turn as it streams: answer text raw, thinking indented, one line per
     tool call (code as a fenced Python block), reflection, strategy step and error, and
     the summary line at the end. A terminal cannot move text up, so the process streams
-    first; in a strategy turn the labelled text is not printed, its parsed rows are.
+    first; in a strategy turn the labelled text is not printed, its parsed rows are, and
+    the final answer streams once its label has come (``_live_final.py``). On a terminal
+    each delta is flushed at once (a tty's stdout is line-buffered).
 
     Use ``view.handle`` as the harness's ``on_event`` callback, like ``AgentView``.
     """
@@ -109,6 +53,11 @@ class TextView:
         self._fatal = False  # a non-recoverable error was printed (TurnEnd.text repeats it)
         self._held: dict[int, str] = {}  # a strategy turn's text per step, until rows replace it
         self._rows: set[int] = set()  # steps whose strategy rows were printed
+        self._final = LiveFinal("")  # a strategy turn's final answer, streamed (set per turn)
+        try:
+            self._flush_deltas = bool(self.stream.isatty())
+        except (AttributeError, ValueError):  # no isatty, or a closed file
+            self._flush_deltas = False
 
     # output helpers --------------------------------------------------------
     def _write(self, text: str, prefix: str = "") -> None:
@@ -143,7 +92,9 @@ class TextView:
         handler = getattr(self, f"_on_{etype}", None)
         if handler is not None:
             handler(e)
-        if hasattr(self.stream, "flush") and etype in ("step_end", "turn_end"):
+        if hasattr(self.stream, "flush") and (
+            etype in ("step_end", "turn_end") or (self._flush_deltas and etype.endswith("_delta"))
+        ):
             self.stream.flush()
 
     def replay(self, events: Iterable[EventBase | Entry]) -> None:
@@ -154,6 +105,7 @@ class TextView:
         self._saw_text = False
         self._fatal = False
         self._held, self._rows = {}, set()
+        self._final = LiveFinal(self.header.strategy)
         self._line(f"▶ {_start_line(self.header)}")
         lines = e.get("user_message", "").strip().splitlines()
         for i, line in enumerate(lines):
@@ -165,10 +117,26 @@ class TextView:
 
     def _on_text_delta(self, e: Entry) -> None:
         if self.header.strategy:  # held until the step's rows show whether it was labelled
-            self._held[e["step"]] = self._held.get(e["step"], "") + e["text"]
+            step = e["step"]
+            held = self._held[step] = self._held.get(step, "") + e["text"]
             self._saw_text = True
+            if self._final.live(step):
+                self._write(self._final.more(step, held))
+            elif (opened := self._final.open(step, held)) is not None:  # "Final Answer:" came
+                self._rows_before_final(step, opened.rows, opened.before)
+                if not self._line_start:
+                    self._write("\n")
+                self._write(f"  ◆ {fmt.strategy_text({'kind': 'final_answer'})[0]}: {opened.answer.lstrip()}")
+                self._block = ("text", step)
             return
         self._stream_text(e)
+
+    def _rows_before_final(self, step: int, rows: list[Entry], before: str) -> None:
+        if step not in self._rows and (head := preamble(before).strip()):
+            self._stream_text({"step": step, "text": head + "\n"})
+        self._rows.add(step)
+        for data in rows:
+            self._line("  ◆ {}: {}".format(*fmt.strategy_text(data)))
 
     def _on_step_end(self, e: Entry) -> None:
         held = self._held.pop(e["step"], "")
@@ -233,6 +201,7 @@ class TextView:
     def _on_retry(self, e: Entry) -> None:
         self._saw_text = False  # the failed attempt's text is discarded
         self._held.pop(e["step"], None)
+        self._final.forget(e["step"])
         self._line(f"  ↻ {fmt.retry_text(e)}")
 
     def _on_provider_fallback(self, e: Entry) -> None:
@@ -249,6 +218,13 @@ class TextView:
             self._line(f"    suggested: {e['suggested_action']}")
 
     def _on_strategy_step(self, e: Entry) -> None:
+        if self._final.row_event(e["step"]):  # printed when the final answer began
+            return
+        if self._final.live(e["step"]):  # the final answer, streamed already: end its line
+            if not self._line_start:
+                self._write("\n")
+            self._block = None
+            return
         held = self._held.pop(e["step"], "")
         if held and e["step"] not in self._rows and (head := preamble(held).strip()):
             self._stream_text({"step": e["step"], "text": head + "\n"})

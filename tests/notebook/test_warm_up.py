@@ -52,6 +52,12 @@ def test_the_first_turn_builds_no_tool_model_after_the_warm_up(tmp_path):
     assert seen["sdks"] == []  # no provider SDK and no MCP: those load when a turn needs them
 
 
+def test_the_configured_providers_sdk_is_imported_by_the_warm_up(tmp_path):
+    env = {k: "" for k in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "JUPYTER_BRAIN_BASE_URL")}
+    seen = probe(tmp_path, JUPYTER_BRAIN_WARM_UP="1", OPENAI_BASE_URL="http://127.0.0.1:9/v1", **env)
+    assert seen["finished"] and "openai" in seen["sdks"] and "anthropic" not in seen["sdks"]
+
+
 def test_turned_off_the_first_turn_does_the_work(tmp_path):
     seen = probe(tmp_path, JUPYTER_BRAIN_WARM_UP="0")
     assert not seen["finished"] and seen["models_before_turn"] == 0

@@ -84,14 +84,17 @@ def test_coalescing_bounds_the_message_rate_and_keeps_text_exact(paced: bool, cl
     view.handle(TurnEnd(status="completed", text="".join(tokens), steps=1))
     elapsed = clock() - t0
 
-    # ≤ one batch per 33 ms, plus the first event's immediate send and the forced step/turn flushes.
-    assert during <= streamed / agent_view_module.FLUSH_INTERVAL_S + 2
-    assert len(wire.batches) <= elapsed / agent_view_module.FLUSH_INTERVAL_S + 4
+    # ≤ one batch per 33 ms, plus the first event's and the first text's immediate sends and
+    # the forced step/turn flushes.
+    assert during <= streamed / agent_view_module.FLUSH_INTERVAL_S + 3
+    assert len(wire.batches) <= elapsed / agent_view_module.FLUSH_INTERVAL_S + 5
     if paced:
         assert streamed >= 0.9
         assert len(wire.batches) >= 10  # really streaming, not one lump at the end
     _assert_contiguous(wire.batches, 2004)
-    gaps = [b - a for (a, _), (b, _) in pairwise(wire.batches[:-1])]  # the last: the turn end's forced flush
+    # The first batch: the turn start; the second: the first words, at once; the last: the
+    # turn end's forced flush. Between those, the batches keep the interval.
+    gaps = [b - a for (a, _), (b, _) in pairwise(wire.batches[1:-1])]
     assert min(gaps, default=1.0) >= agent_view_module.FLUSH_INTERVAL_S * 0.9
     # consecutive deltas of a step travel as one entry per batch
     for _, b in wire.batches:
@@ -105,12 +108,12 @@ def test_trailing_deltas_are_flushed_by_the_timer(clock: FakeClock) -> None:
     view.handle(TurnStart(user_message="go"))
     for w in ["a", "b", "c"]:
         view.handle(TextDelta(step=1, text=w))
-    assert len(wire.batches) == 1 and wire.text() == ""  # the first event at once ...
+    assert len(wire.batches) == 2 and wire.text() == "a"  # the first event and the first words at once ...
     clock.advance(agent_view_module.FLUSH_INTERVAL_S)
     assert wire.text() == "abc"
-    assert len(wire.batches) == 2  # ... the rest after one interval
+    assert len(wire.batches) == 3  # ... the rest after one interval
     clock.advance(0.1)
-    assert len(wire.batches) == 2  # nothing more once idle
+    assert len(wire.batches) == 3  # nothing more once idle
     assert clock.armed == []
 
 
@@ -376,8 +379,9 @@ def test_timer_thread_sends_reach_iopub_in_a_real_kernel() -> None:
                 pytest.fail("\n".join(content["traceback"]))
         assert idle_seen
         sent = [[(e["type"], e.get("text")) for e in b["events"]] for _, b in batches]
-        # the first event at once (the cell's thread); the deltas, coalesced, from the timer thread
-        assert sent == [[("turn_start", None)], [("text_delta", "abc")]], sent
+        # the first event and the first words at once (the cell's thread); the later deltas,
+        # coalesced, from the timer thread
+        assert sent == [[("turn_start", None)], [("text_delta", "a")], [("text_delta", "bc")]], sent
         assert all(parent.get("msg_id") == msg_id for parent, _ in batches)  # attributed to the cell
     finally:
         kc.stop_channels()
@@ -397,3 +401,29 @@ def test_mimebundle_adds_markdown_transcript_once_the_turn_ended():
     assert "application/vnd.jupyter.widget-view+json" in data
     assert "the answer" in data["text/markdown"]
     view.close()
+
+
+def test_the_first_text_delta_of_a_turn_goes_out_at_once_later_ones_are_batched(clock: FakeClock) -> None:
+    """The batch timer never holds back a turn's first words (issue #26): the turn start went
+    out just now, so the interval has not passed, yet the first delta is sent without any
+    timer firing; the next ones wait for the timer as before."""
+    view = fake_view(clock)
+    wire = Wire(view, clock)
+    for turn in (1, 2):
+        view.handle(TurnStart(user_message=f"go {turn}"))
+        view.handle(StepStart(step=1))
+        clock.advance(0.001)  # well inside the interval: a timer is armed for the step start
+        assert clock.armed
+        sent = len(wire.batches)
+        view.handle(TextDelta(step=1, text="March"))
+        assert len(wire.batches) == sent + 1  # no clock.advance: sent by handle() itself
+        last = wire.batches[-1][1]["events"][-1]
+        assert (last["type"], last["text"]) == ("text_delta", "March")
+        view.handle(TextDelta(step=1, text=" had"))
+        view.handle(TextDelta(step=1, text=" the"))
+        assert len(wire.batches) == sent + 1  # later deltas wait for the batch
+        clock.advance(agent_view_module.FLUSH_INTERVAL_S)
+        assert len(wire.batches) == sent + 2
+        assert wire.text(1).endswith("March had the")
+        view.handle(StepEnd(step=1))
+        view.handle(TurnEnd(status="completed", text="March had the", steps=1))

@@ -1,0 +1,78 @@
+"""One-line renderings of events for the plain views (``text_view.py``): the turn's start
+and end lines, usage, refusals, fallbacks, memories, sources."""
+
+from __future__ import annotations
+
+from . import _format as fmt
+from ._fold import Entry
+from ._header import Header
+
+
+def _usage_line(h: Header) -> str:
+    return (
+        f"tokens in {fmt.tokens(h.input_tokens)} / out {fmt.tokens(h.output_tokens)}"
+        f" / cache read {fmt.tokens(h.cache_read_tokens)}"
+        f" / cache write {fmt.tokens(h.cache_creation_tokens)}"
+        + (f" · {fmt.ESTIMATED_MARK} (the server reported no usage)" if h.usage_estimated else "")
+    )
+
+
+def _refusal_line(e: Entry) -> str:
+    return f"⊘ Refused — the model declined to answer: {(e.get('text') or '').strip() or 'no reason given'}"
+
+
+def _figures(e: Entry) -> str:
+    n = len(e.get("images") or [])
+    return f"{n} figure{'s' * (n != 1)} (shown to the model)" if n else ""
+
+
+def _context_pack_line(e: Entry) -> str:
+    """``Context pack: 3 passages (a.py:10, nb.ipynb#cell-2, …)``."""
+    anchors = [str(p.get("anchor", "")) for p in e.get("passages") or []]
+    shown = ", ".join(anchors[:4]) + (", …" if len(anchors) > 4 else "")
+    return f"Context pack: {len(anchors)} passage{'s' * (len(anchors) != 1)}" + (f" ({shown})" if shown else "")
+
+
+def _source_items(e: Entry) -> list[str]:
+    """A Citations event's sources: workspace anchors, then web pages (title — url)."""
+    items = [str(a) for a in e.get("local") or []]
+    items += [f"{w.get('title') or w.get('url', '')} — {w.get('url', '')}" for w in e.get("web") or []]
+    return items
+
+
+def _end_line(h: Header, e: Entry) -> str:
+    """The process summary: ``✓ completed · 4 steps · 3 tools · 1 reflection · 12.4 s · $0.0123``."""
+    icon = fmt.STATUS_ICON.get(e["status"], "■")
+    label = fmt.STATUS_LABEL.get(e["status"], e["status"])
+    parts = [f"{icon} {label}", f"{h.steps} step{'s' * (h.steps != 1)}"]
+    if h.tool_calls:
+        parts.append(f"{h.tool_calls} tool{'s' * (h.tool_calls != 1)}")
+    if h.reflections:
+        parts.append(f"{h.reflections} reflection{'s' * (h.reflections != 1)}")
+    parts.append(fmt.duration(e.get("duration_ms", 0.0)))
+    if h.cost_usd is not None:
+        parts.append(fmt.cost(h.cost_usd))
+    return " · ".join(parts)
+
+
+def _memory_line(m: dict) -> str:
+    """One recalled memory: its id and text (the text view's and the transcript's)."""
+    return f"[{m.get('id', '?')}] {' '.join(str(m.get('text', '')).split())}"
+
+
+def _fallback_line(e: Entry) -> str:
+    """``anthropic:… failed (overloaded) — continued with ollama:…`` (a provider chain)."""
+    return f"{e['failed']} failed ({e.get('kind', 'other')}) — continued with {e['next']}"
+
+
+def _start_line(h: Header) -> str:
+    parts = [f"Turn {h.turn}"]
+    if h.model_label:
+        parts.append(h.model_label)
+    if h.think_level and h.think_level != "off":
+        parts.append(f"think {h.think_level}")
+    if h.strategy:
+        parts.append(f"strategy {h.strategy}")
+    if h.session_id:
+        parts.append(f"session {h.session_id}")
+    return " · ".join(parts)
