@@ -29,6 +29,8 @@ def resolve_provider(options: AgentOptions, user_ns: dict[str, Any], prog: str =
     candidate = user_ns.get(name) if name.isidentifier() else None
     if isinstance(candidate, str):  # a variable holding a provider name, e.g. "auto"
         name, candidate = candidate, None
+    if candidate is not None and not isinstance(candidate, LLMProvider) and _is_provider_name(name):
+        candidate = None  # `import openai` shadows nothing: --provider openai still names the provider
     if candidate is not None:
         if isinstance(candidate, LLMProvider):
             return candidate
@@ -51,6 +53,12 @@ def resolve_provider(options: AgentOptions, user_ns: dict[str, Any], prog: str =
                          "variable (from jupyter_brain import ScriptedProvider; bot = ScriptedProvider(['an answer', "
                          "...])) and use --provider bot")
     return provider
+
+
+def _is_provider_name(name: str) -> bool:
+    from ..providers.registry import PROVIDER_NAMES
+
+    return name.strip().lower() in PROVIDER_NAMES
 
 
 def check_provider(candidate: Any, label: str, prog: str) -> None:

@@ -39,14 +39,18 @@ class DoneWatchingDecoder:
         return self._inner.aiter_bytes(iterator)
 
 
+MAX_DRAIN_CHUNKS = 8
+
+
 def _drain(iterator: Iterator[bytes]) -> None:
     """Read the body's end (after ``[DONE]``, only the closing chunk of a chunked body), so
     the connection goes back to the pool: the sync SDK closes a stream at ``[DONE]`` unread,
     which made every call open a new connection (and, to a remote server, a new TLS
     handshake). A failure here changes nothing: the answer is complete."""
     try:
-        for _ in iterator:
-            pass
+        for n, _ in enumerate(iterator):
+            if n >= MAX_DRAIN_CHUNKS:  # more than a closing chunk: not worth reading on
+                break
     except Exception:  # noqa: BLE001 - the connection is then simply not reused
         pass
 

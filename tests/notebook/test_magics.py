@@ -361,3 +361,16 @@ def test_thinking_phase_flag_and_trait(shell, capsys):
     shell.user_ns["bot"] = ScriptedProvider(["ok"])
     with pytest.raises(UsageError, match="thinking"):
         agent(shell, "--provider bot --thinking-phase magic", "go")
+
+
+def test_a_module_named_like_a_provider_does_not_shadow_the_provider_name(shell, monkeypatch):
+    """`import openai` in the notebook, then `--provider openai`: the provider, not the module."""
+    import types
+
+    shell.user_ns["openai"] = types.ModuleType("openai")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with pytest.raises(UsageError) as info:
+        agent(shell, "--provider openai", "hello")
+    assert "is a module" not in str(info.value)
+    assert "OPENAI_API_KEY" in str(info.value) or "OPENAI_BASE_URL" in str(info.value)
