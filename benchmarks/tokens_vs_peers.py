@@ -33,7 +33,7 @@ request's other keys (model, stream, temperature) left out. o200k's table is not
 with tiktoken: it is rebuilt from the npm package ``js-tiktoken@1.0.21`` (``npm pack``) and
 checked by tiktoken against the table's published sha256, so the count is o200k exactly.
 
-    python benchmarks/tokens_vs_peers.py [--peers-python /tmp/peers/bin/python] [--show-requests]
+    python benchmarks/tokens_vs_peers.py [--peers-python /tmp/peers/bin/python] [--show-requests] [--max-tools N]
 
 Prints a table; asserts nothing.
 """
@@ -70,8 +70,9 @@ def count_request(encode: Any, body: dict[str, Any]) -> int:
     return tokens
 
 
-def run_jupyter_brain(base_url: str, folder: Path) -> str:
-    """One ``%%agent`` cell with the defaults, in an IPython shell (no kernel needed)."""
+def run_jupyter_brain(base_url: str, folder: Path, max_tools: int | None = None) -> str:
+    """One ``%%agent`` cell with the defaults, in an IPython shell (no kernel needed);
+    ``max_tools``: ``%agent config max_tools=N`` first (None: the default)."""
     from IPython.core.interactiveshell import InteractiveShell
 
     os.chdir(folder)
@@ -80,6 +81,9 @@ def run_jupyter_brain(base_url: str, folder: Path) -> str:
     shell.run_line_magic("load_ext", "jupyter_brain")
     shell.run_line_magic("config", f"AgentMagics.data_dir = {str(folder / '.jupyter_brain')!r}")
     shell.run_line_magic("agent", "allow run_python")
+    if max_tools is not None:
+        with contextlib.redirect_stdout(io.StringIO()):
+            shell.run_line_magic("agent", f"config max_tools={max_tools}")
     with contextlib.redirect_stdout(io.StringIO()):  # the turn's text view
         shell.run_cell_magic("agent", "--provider openai --model gpt-4o", PROMPT)
     result = shell.user_ns["_agent"]
@@ -109,6 +113,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--peers-python", default="/tmp/peers/bin/python")
     parser.add_argument("--show-requests", action="store_true", help="print each request's token split")
+    parser.add_argument("--max-tools", type=int, default=None,
+                        help="run jupyter-brain with %%agent config max_tools=N (0: every tool; default: the default)")
     args = parser.parse_args()
     encode = o200k().encode_ordinary
     ensure_peers(args.peers_python)
@@ -116,7 +122,7 @@ def main() -> None:
     (folder / "sales.csv").write_text(CSV, encoding="utf-8")
     answers: dict[str, str] = {}
     with ScriptServer() as server:
-        answers["jupyter-brain"] = run_jupyter_brain(server.url("jupyter-brain"), folder)
+        answers["jupyter-brain"] = run_jupyter_brain(server.url("jupyter-brain"), folder, args.max_tools)
         for peer in ("smolagents", "pydantic-ai"):
             answers[peer] = run_peer(args.peers_python, peer, server.url(peer), folder)
         bodies = server.bodies
