@@ -9,8 +9,8 @@ random fillers (metric, dataset, period ...; shared by all tasks, so they mislea
 Some questions train the learner (a finished turn in which the right tool ran ok; some
 turns also ran ``list_variables`` ok or a wrong tool that failed, as real turns do), the
 others are asked. A hit: the right tool is among the tools the harness offers
-(``AgentHarness.offered_tools``, semantic selection, ``max_tools_per_turn`` 8, so 7 slots
-beside the pinned ``read_artifact``).
+(``AgentHarness.offered_tools``, semantic selection, ``max_tools_per_turn`` 8; the others
+would wait behind ``find_tools``, which this measure does not count).
 
 Two splits: "like trained ones" asks every other question (each template is on both
 sides); "unlike any trained" asks the questions of each task's third template, which the

@@ -134,7 +134,8 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("max_cost_per_session", float, 0.0, "stop before a model call that could take the session's cost (all "
             "its turns, in every kernel) over USD (0 = no cap)", zero_is_none=True, gt=0),
     Setting("auto_compact", bool, True, "compact the history when a request reaches the critical level"),
-    Setting("max_tools", int, 0, "offer only the N tools most relevant to the prompt (0 = all)", ge=0),
+    Setting("max_tools", int, 5, "offer the N tools most relevant to the prompt; find_tools loads the others when "
+            "the model asks (0 = offer every tool)", ge=0),
     Setting("top_k", int, 0, "put the N workspace passages (files, notebooks) most relevant to the prompt into "
             "the turn's context pack (0 = none)", flag="--top-k", metavar="N", ge=0, le=50),
     Setting("citations", bool, False, "end the answer with its sources (workspace anchors, web pages)",

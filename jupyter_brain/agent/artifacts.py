@@ -79,12 +79,12 @@ def _read_part(store: ArtifactStore, handle: str, offset: int, length: int) -> s
 # lookup or a local file read, fast and unable to block, so no hand-off to a worker thread.
 @tool(name="read_artifact", inline=True)
 def _read_artifact(handle: str, offset: int = 0, length: int = 8000) -> str:
-    """Read part of a large tool output that was stored as an artifact.
+    """Read more of a truncated tool output.
 
     Args:
-        handle: the artifact handle from the truncated output
-        offset: character offset to start from
-        length: how many characters to read (at most 10000)
+        handle: the artifact handle it names.
+        offset: first character.
+        length: characters (at most 10000).
     """
     raise NotImplementedError("bound to a store by artifact_tool()")
 

@@ -318,8 +318,9 @@ class AgentHarness:
         ``autonomous_research_learner`` when semantic selection picks some)."""
         s = self.settings
         boosts = [b for b in [tool_boosts_of(self.autonomous_research_learner)] if b is not None]
+        always, keywords = self.tools.selection_hints()
         return offered_tools(self.tools.schemas(), history, user_message, semantic=s.enable_semantic_selection,
-                             max_tools=s.max_tools_per_turn, tool_boosts=boosts)
+                             max_tools=s.max_tools_per_turn, tool_boosts=boosts, always=always, keywords=keywords)
 
     def context_fitter(self, tool_schemas: list[dict[str, Any]]) -> ContextFitter:
         s = self.settings

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, create_model
 from pydantic.fields import FieldInfo
 
 from .tool_models import shared_args_model
+from .tool_schema import compact_schema
 
 TOOL_CALL_TIMEOUT_S = 45.0
 
@@ -68,15 +69,12 @@ class ToolSpec:
 
     @cached_property
     def input_schema(self) -> dict[str, Any]:
-        """JSON schema of the arguments (built once per argument model: pydantic schema
-        generation is slow, and specs that share a model, like each harness's
-        ``read_artifact``, share its schema)."""
+        """JSON schema of the arguments, compact (``tool_schema.py``), built once per argument
+        model: pydantic schema generation is slow, and specs that share a model (each cell's
+        fresh built-in tools, each harness's ``read_artifact``) share its schema."""
         schema = _SCHEMAS.get(self.args_model)
         if schema is None:
-            schema = self.args_model.model_json_schema()
-            schema.pop("title", None)
-            for prop in schema.get("properties", {}).values():
-                prop.pop("title", None)
+            schema = compact_schema(self.args_model.model_json_schema())
             _SCHEMAS[self.args_model] = schema
         return schema
 
@@ -279,6 +277,14 @@ class AgentToolRegistry:
     def schemas(self, names: Iterable[str] | None = None) -> list[dict[str, Any]]:
         chosen = self._tools.values() if names is None else [self._tools[n] for n in names if n in self._tools]
         return [spec.schema() for spec in chosen]
+
+    def selection_hints(self) -> tuple[list[str], dict[str, str]]:
+        """For semantic selection: the tools offered whatever the prompt
+        (``@tool(always_offered=True)``) and the words each is found by (``keywords=``)."""
+        always = [name for name, spec in self._tools.items() if spec.metadata.get("always_offered")]
+        words = {name: str(spec.metadata["keywords"]) for name, spec in self._tools.items()
+                 if spec.metadata.get("keywords")}
+        return always, words
 
     def copy(self) -> AgentToolRegistry:
         clone = AgentToolRegistry(self._tools.values(), permission_mode=self.permission_mode)

@@ -56,17 +56,14 @@ def file_tools(root: str | Path | WorkspaceRoot) -> list[ToolSpec]:
     """The file tools for one workspace root (``list_files``, ``read_file``, ``search_files``)."""
     workspace = root if isinstance(root, WorkspaceRoot) else WorkspaceRoot(root)
 
-    @tool(effect="read")
+    @tool(effect="read", keywords="files folder directory ls workspace data csv json")
     def list_files(path: str = ".", pattern: str = "*", recursive: bool = False) -> str:
-        """List files and folders in the workspace, with sizes.
-
-        Folders such as .git, __pycache__, .venv and node_modules are skipped.
+        """List workspace files and folders with sizes.
 
         Args:
-            path: folder to list, relative to the workspace root.
-            pattern: glob matched against each name, e.g. '*.csv'; a pattern containing '/'
-                is matched against the path relative to the workspace root.
-            recursive: also list everything below sub-folders.
+            path: folder, relative to the workspace.
+            pattern: glob on names (*.csv); on relative paths if it has a '/'.
+            recursive: include sub-folders.
         """
         folder = workspace.resolve(path)
         if not folder.exists():
@@ -97,20 +94,17 @@ def file_tools(root: str | Path | WorkspaceRoot) -> list[ToolSpec]:
             lines.append(f"… ({total - len(lines)} more; narrow with path or pattern)")
         return header + "\n" + "\n".join(lines)
 
-    @tool(effect="read")
+    @tool(effect="read", keywords="open read contents csv tsv json txt md yaml toml py ipynb log")
     def read_file(
         path: str,
         start_line: Annotated[int, Field(ge=1)] = 1,
         max_lines: Annotated[int, Field(ge=1, le=2000)] = 400,
     ) -> str:
-        """Read a text file with line numbers. Notebooks (.ipynb) are shown as their cells' sources.
-
-        Binary files (images, parquet, Excel, …) are refused; load those with run_python.
+        """Read a text file or notebook with line numbers (binary files: use run_python).
 
         Args:
-            path: file to read, relative to the workspace root.
-            start_line: first line to show (1-based); use it to page through long files.
-            max_lines: how many lines to show at most.
+            path: relative to the workspace.
+            start_line: first line (1-based), to page.
         """
         file = _existing_file(workspace, path)
         if file.suffix.lower() == ".ipynb":
@@ -123,7 +117,7 @@ def file_tools(root: str | Path | WorkspaceRoot) -> list[ToolSpec]:
             note = "" if encoding == "utf-8" else f"(not valid UTF-8; decoded as {encoding})"
             return _number_lines(workspace.relative(file), handle, start_line, max_lines, note)
 
-    @tool(effect="read")
+    @tool(effect="read", keywords="find grep search where defined used occurrences code")
     def search_files(
         query: str,
         path: str = ".",
@@ -132,18 +126,12 @@ def file_tools(root: str | Path | WorkspaceRoot) -> list[ToolSpec]:
         max_results: Annotated[int, Field(ge=1, le=500)] = 50,
         ignore_case: bool = False,
     ) -> str:
-        """Search text files for a string or regular expression, like grep; prints path:line: text.
-
-        Binary files and folders such as .git and .venv are skipped. Notebook matches use
-        the same line numbers read_file shows for the notebook.
+        """Grep text files and notebooks; prints path:line: text.
 
         Args:
-            query: text to find (or a Python regular expression when regex is true).
-            path: file or folder to search, relative to the workspace root.
-            glob: only search files whose name matches this glob, e.g. '*.py'.
-            regex: treat query as a regular expression.
-            max_results: stop after this many matching lines.
-            ignore_case: match regardless of upper/lower case.
+            query: text, or a Python regex if regex.
+            path: file or folder, relative to the workspace.
+            glob: file name filter (*.py).
         """
         if query == "":
             raise ToolError("query must not be empty")

@@ -59,18 +59,10 @@ def python_tools(namespace: dict[str, Any], *, timeout_s: float = 60) -> list[To
     if not limit > 0:
         raise ValueError(f"timeout_s must be positive, got {timeout_s!r}")
 
-    @tool(effect="execute", tool_timeout_s=limit + TIMEOUT_GRACE_S, retry_on_timeout=False)
+    @tool(effect="execute", tool_timeout_s=limit + TIMEOUT_GRACE_S, retry_on_timeout=False, always_offered=True)
     def run_python(code: str) -> str | ToolResult:
-        """Run Python code in the user's notebook namespace, like a new cell.
-
-        Variables you define stay available to the user and to later calls. The result
-        shows what the code printed and the value of its last line when that line is an
-        expression (end it with ';' to hide it). Figures created with matplotlib are shown
-        in the notebook; the result names them and attaches them as images. Errors come
-        back as a traceback.
-
-        Args:
-            code: Python source to execute (several lines allowed).
+        """Run Python in the user's namespace, like a new cell (variables persist). Returns the
+        output, the last expression's value, figures as images, or the traceback.
         """
         result = execute_rich(code, namespace, timeout_s=limit)
         return result if (result.images or result.outputs) else result.text  # plain text unless rich

@@ -142,35 +142,28 @@ def write_tools(root: str | Path | WorkspaceRoot, store: Any = None) -> list[Too
             message += " No checkpoint store is active, so this write cannot be undone."
         return message
 
-    @tool(effect="write", parallel_safe=False, retry_on_timeout=False)
+    @tool(effect="write", parallel_safe=False, retry_on_timeout=False, keywords="write save create new export report")
     def write_file(path: str, content: str, overwrite: bool = True) -> str:
-        """Create or replace a text file in the workspace with the given content.
-
-        Parent folders are created as needed. The previous content is checkpointed, so the
-        user can undo the turn. Binary files and files over 2 MB are refused (use run_python).
-        To change part of an existing file, prefer edit_file.
+        """Create or replace a text file (undoable). To change part of a file, use edit_file.
 
         Args:
-            path: file to write, relative to the workspace root, e.g. 'reports/summary.md'.
-            content: the complete new text of the file.
-            overwrite: replace the file if it already exists; false fails instead.
+            path: relative to the workspace.
+            content: the whole new text.
+            overwrite: false: fail if the file exists.
         """
         plan = plan_write(path, content, overwrite)
         return apply(plan, "Created" if plan.new_file else "Overwrote")
 
-    @tool(effect="write", parallel_safe=False, retry_on_timeout=False)
+    @tool(effect="write", parallel_safe=False, retry_on_timeout=False,
+          keywords="edit fix change modify update rename refactor bug")
     def edit_file(path: str, old: str, new: str, count: Annotated[int, Field(ge=1, le=1000)] = 1) -> str:
-        """Replace exact text in an existing text file (read it first to copy the text exactly).
-
-        old must match the file exactly, including indentation and line breaks. The edit
-        fails if old is not found, or is found more often than count allows (add
-        surrounding lines to make it unique). The previous content is checkpointed.
+        """Replace exact text in a text file (undoable). Read it first: old must match
+        exactly, indentation included, and occur at most count times.
 
         Args:
-            path: file to edit, relative to the workspace root.
-            old: the exact text to replace.
-            new: the text to put in its place (may be empty to delete old).
-            count: the most occurrences of old you expect; all of them (up to count) are replaced.
+            path: relative to the workspace.
+            new: replacement ('' deletes).
+            count: occurrences expected; all are replaced.
         """
         return apply(plan_edit(path, old, new, count), "Edited")
 

@@ -119,4 +119,4 @@ def test_the_kernel_learns_which_tools_helped_for_max_tools_selection(shell):
     shell.run_line_magic("config", "AgentMagics.max_tools = 3")
     shell.run_cell_magic("agent", "--provider bot --session after", question)  # a fresh history
     offered = {t["name"] for t in bot.calls[-1]["tools"]}
-    assert "list_files" in offered and len(offered) == 3
+    assert "list_files" in offered and len(offered) == 3 + 1 and "find_tools" in offered  # + the loader

@@ -325,15 +325,19 @@ def test_status_before_any_turn_reports_the_window(shell, capsys):
 
 
 def test_max_tools_offers_only_the_most_relevant_tools(shell):
-    bot = ScriptedProvider(["ok", "ok"])
+    bot = ScriptedProvider(["ok", "ok", "ok"])
     shell.user_ns["bot"] = bot
     agent(shell, "--provider bot", "Which files are in the data folder?")
-    everything = {t["name"] for t in bot.calls[0]["tools"]}
+    default = [t["name"] for t in bot.calls[0]["tools"]]
+    shell.run_line_magic("config", "AgentMagics.max_tools = 0")  # every tool
+    agent(shell, "--provider bot", "Which files are in the data folder? (all tools)")
+    everything = {t["name"] for t in bot.calls[1]["tools"]}
+    assert len(default) == 5 + 1 and default[-1] == "find_tools" and set(default[:-1]) < everything
     shell.run_line_magic("config", "AgentMagics.max_tools = 3")
-    agent(shell, "--provider bot", "Which files are in the data folder?")
-    offered = {t["name"] for t in bot.calls[1]["tools"]}
-    assert len(everything) > 4 and len(offered) == 3 and "read_artifact" in offered
-    assert "list_files" in offered and offered < everything
+    agent(shell, "--provider bot", "Which files are in the data folder? (3 tools)")
+    offered = [t["name"] for t in bot.calls[2]["tools"]]
+    assert len(everything) > 4 and len(offered) == 4 and offered[-1] == "find_tools"
+    assert {"list_files", "run_python"} <= set(offered) and set(offered[:-1]) < everything
 
 
 def test_thinking_phase_flag_and_trait(shell, capsys):

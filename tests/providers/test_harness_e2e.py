@@ -138,3 +138,34 @@ def test_openai_compatible_turn_with_a_tool_round_trip(openai_server) -> None:
     assert again.status == "completed", again.error
     roles = [m["role"] for m in server.bodies("/chat/completions")[2]["messages"]]
     assert roles == ["system", "user", "assistant", "tool", "assistant", "user"]
+
+
+@tool
+def shout(text: str) -> str:
+    """Upper-case a text."""
+    return text.upper()
+
+
+def test_anthropic_deferred_tool_is_loaded_and_the_tool_block_stays_cached(anthropic_server) -> None:
+    """Semantic selection offers ``add`` and ``find_tools``; the model loads ``shout`` and
+    calls it in the same turn. Every request's last tool carries the cache breakpoint, at
+    most four breakpoints in all, and the bodies are valid for the SDK's request types."""
+    server = anthropic_server
+    provider = AnthropicProvider(api_key="sk-test", base_url=server.url, max_retries=0)
+    server.push(
+        Reply(tool_calls=[ToolUse("find_tools", {"query": "shout"}, id="toolu_find")]),
+        Reply(tool_calls=[ToolUse("shout", {"text": "hi"}, id="toolu_shout")]),
+        Reply(text="HI"),
+    )
+    agent = AgentHarness(provider, tools=AgentToolRegistry([add, shout]), event_log=EventLog(":memory:"),
+                         stream=True, enable_semantic_selection=True, max_tools_per_turn=1)
+    result = agent.run_turn("s1", [], "add two integers")
+    assert result.status == "completed", result.error
+    assert [(c.name, c.output) for c in result.tool_calls][1] == ("shout", "HI")
+    bodies = server.bodies("/v1/messages")
+    names = [[t["name"] for t in body["tools"]] for body in bodies]
+    assert names[0] == ["add", "find_tools"] and names[1] == names[2] == ["add", "find_tools", "shout"]
+    for body in bodies:
+        assert body["tools"][-1]["cache_control"] == {"type": "ephemeral"}
+        assert all("cache_control" not in t for t in body["tools"][:-1])
+        assert json.dumps(body).count('"cache_control"') <= 4

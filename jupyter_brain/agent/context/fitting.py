@@ -7,7 +7,7 @@ critical level the history is compacted in place before the request is sent.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ...foundation.tokens import TokenCounter
@@ -40,20 +40,35 @@ ToolBoosts = Callable[[str], Mapping[str, float]]
 
 def offered_tools(schemas: list[dict[str, Any]], history: list[Message], user_message: str, *,
                   semantic: bool, max_tools: int, tool_boosts: ToolBoosts | Sequence[ToolBoosts] | None = None,
-                  blocked: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
-    """All tool schemas but the ``blocked`` ones, or with semantic selection on and many
-    tools, the most relevant (plus any the conversation already used, and
-    ``read_artifact``); ``tool_boosts`` (asked only then, with the user message; several
-    add up) ranks tools that helped before higher."""
+                  blocked: Mapping[str, str] | None = None, always: Iterable[str] = (),
+                  keywords: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """The tools a turn offers (``split_tools``' first part)."""
+    return split_tools(schemas, history, user_message, semantic=semantic, max_tools=max_tools,
+                       tool_boosts=tool_boosts, blocked=blocked, always=always, keywords=keywords)[0]
+
+
+def split_tools(schemas: list[dict[str, Any]], history: list[Message], user_message: str, *,
+                semantic: bool, max_tools: int, tool_boosts: ToolBoosts | Sequence[ToolBoosts] | None = None,
+                blocked: Mapping[str, str] | None = None, always: Iterable[str] = (),
+                keywords: Mapping[str, str] | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(offered, deferred): all tool schemas but the ``blocked`` ones, or with semantic
+    selection on and many tools, the most relevant (plus ``always``, any the conversation
+    already used, and ``read_artifact`` once a result names an artifact) and the rest;
+    ``tool_boosts`` (asked only then, with the user message; several add up) ranks tools
+    that helped before higher; ``keywords`` are words a tool is found by, never sent."""
     if blocked:
         schemas = [schema for schema in schemas if schema.get("name") not in blocked]
     if not semantic or len(schemas) <= max_tools:
-        return schemas
+        return schemas, []
     used = {c.get("name") for m in history for c in (m.get("tool_calls") or [])}
+    if any(m.get("role") == "tool" and "read_artifact(" in str(m.get("content", "")) for m in history):
+        used.add("read_artifact")
     recent = " ".join(str(m.get("content", "")) for m in history[-4:] if m.get("role") in ("user", "assistant"))
     boosts = _boosts(tool_boosts, user_message)
-    return select_tools(schemas, f"{user_message} {recent}", max_tools, always={*used, "read_artifact"},
-                        boosts=boosts)
+    offered = select_tools(schemas, f"{user_message} {recent}", max_tools, always={*used, *always}, boosts=boosts,
+                           keywords=keywords)
+    chosen = {id(s) for s in offered}
+    return offered, [s for s in schemas if id(s) not in chosen]
 
 
 def _boosts(tool_boosts: ToolBoosts | Sequence[ToolBoosts] | None, question: str) -> Mapping[str, float] | None:

@@ -21,7 +21,7 @@ from ...providers.base import ProviderError, ProviderResult, Usage
 from ...providers.capabilities import has_native_thinking
 from ...providers.chain import provider_label
 from ..budget import TurnBudget
-from ..context.fitting import ContextFitter, offered_tools
+from ..context.fitting import ContextFitter
 from ..context.summary import summary_request
 from ..events import (
     ErrorEvent,
@@ -58,6 +58,7 @@ from .ending import INTERRUPTED_TOOL_NOTE, explain_stop, join, refusal_answer
 from .model_stream import ModelCall, ModelOutcome, StrategyFeed
 from .retry import call_with_retries
 from .setup import TurnSetup
+from .tool_offer import turn_tools
 from .tool_step import ToolStep
 
 Message = dict[str, Any]
@@ -112,22 +113,19 @@ class Turn:
         self.ctx = self._context()
         self.hooks = HookDispatcher(setup.integrations, self.ctx, lambda: self.step)
         emit.observers, emit.observer_failed = self.hooks.event_observers(), self.hooks.event_failed
-        # The tools, fixed for the turn.
+        # The tools: selected now; deferred ones loaded on request (tool_offer.py).
         s, executor = self.settings, setup.executor
         offer = self.hooks.prepare_tools(ToolOffer(registry=frozenset(executor.registry.names())))
         self.tool_state.blocked.update(offer.blocked)  # called anyway: refused by the executor
-        self.tool_schemas = [
-            *offered_tools(executor.registry.schemas(), history, user_message, semantic=s.enable_semantic_selection,
-                           max_tools=s.max_tools_per_turn, tool_boosts=offer.boosts, blocked=offer.blocked),
-            *(spec.schema() for spec in offer.tools), *offer.schemas,  # the turn's own, after the registry's
-        ]
+        self.offer = turn_tools(s, executor.registry, offer, history, user_message)  # deferred: find_tools
+        self.tool_schemas = self.offer.schemas
         self.ctx.tools_offered[:] = [str(schema.get("name", "")) for schema in self.tool_schemas]
         self.fitter = ContextFitter(
             counter=setup.counter, tracker=setup.context, compaction=s.compactor, budget_tokens=setup.context_budget,
             target=s.compaction_target, auto_compact=s.auto_compact, provider=setup.provider,
             tool_schemas=self.tool_schemas, workspace=setup.workspace,
         )
-        self.tools = ToolStep(executor.with_tools(offer.tools), self.tool_state, self.tool_calls, self.announced,
+        self.tools = ToolStep(executor.with_tools(self.offer.specs), self.tool_state, self.tool_calls, self.announced,
                               self.thinking, setup.callbacks, emit, setup.approval_timeout_s)
 
     def _context(self) -> TurnContext:
@@ -202,6 +200,9 @@ class Turn:
             HistoryView(self.messages, step, self._index_of_prompt(len(self.messages) - 1)))
         if rewritten is not None:
             self._replace_history(rewritten)
+        if (loaded := self.offer.refresh(self.messages)) is not None:  # deferred tools asked for
+            self.tool_schemas = self.fitter.tool_schemas = loaded
+            self.ctx.tools_offered[:] = [str(schema.get("name", "")) for schema in loaded]
         request = self.last_request = self._fit(step)
         outcome = self._call_model(request, step)
         if outcome.result is None:  # Ctrl-C, a cancel or the deadline mid-call

@@ -21,15 +21,12 @@ MAX_LISTED = 150
 def variable_tools(namespace: dict[str, Any]) -> list[ToolSpec]:
     """``list_variables`` and ``inspect_variable`` over ``namespace`` (the kernel's ``user_ns``)."""
 
-    @tool(effect="read")
+    @tool(effect="read", keywords="variables dataframe df data namespace defined loaded")
     def list_variables(pattern: str | None = None, include_callables: bool = False) -> str:
-        """List the user's variables with their type and a short summary (shape, columns, length, value).
-
-        Modules and private names (starting with '_') are left out; functions and classes
-        only appear with include_callables.
+        """List the user's variables: type and summary (shape, columns, length, value).
 
         Args:
-            pattern: only names matching this glob (e.g. 'df*') or containing this text; case-insensitive.
+            pattern: glob (df*) or substring filter on names.
             include_callables: also list functions and classes.
         """
         names = user_variable_names(namespace)
@@ -61,19 +58,14 @@ def variable_tools(namespace: dict[str, Any]) -> list[ToolSpec]:
         header += (f" ({'; '.join(notes)})" if notes else "") + ":"
         return header + "\n" + "\n".join(lines)
 
-    @tool(effect="read")
+    @tool(effect="read", keywords="dataframe df columns dtypes shape head describe rows array dict value")
     def inspect_variable(name: str, rows: Annotated[int, Field(ge=1, le=50)] = 5) -> str:
-        """Show one variable in detail: DataFrames (dtypes, missing values, head, describe),
-        arrays (shape, dtype, stats, a slice), dicts (keys), functions (signature, source),
-        or a capped repr for anything else.
-
-        name may reach inside a variable with attribute and item lookups using literal
-        keys, e.g. df.columns, data['key'], items[0], model.coef_. Nothing is evaluated
-        or called; to compute something, use run_python.
+        """Show a variable in detail (DataFrame dtypes, head, describe; array stats; dict keys;
+        function source). Nothing is run: compute with run_python.
 
         Args:
-            name: variable name, optionally followed by .attribute or [literal] lookups.
-            rows: how many rows or items to show in previews.
+            name: variable name, with optional literal lookups: df.columns, d['k'], xs[0].
+            rows: preview rows.
         """
         value = resolve_access_path(namespace, name)
         return describe(name.strip(), value, rows)
