@@ -71,7 +71,8 @@ class ToolContext:
             if self._closed or self._charge is None:
                 return
             charge = self._charge
-        charge(provider, model, int(input_tokens), int(output_tokens), cost_usd, label)
+        with self.active():  # the turn's sink names this call (from whichever thread reports)
+            charge(provider, model, int(input_tokens), int(output_tokens), cost_usd, label)
 
     def _send(self, event: Any) -> None:
         with self._lock:

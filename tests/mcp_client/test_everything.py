@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import pytest
 
-from jupyter_brain.agent.events import ServerLog, ToolProgress
+from jupyter_brain.agent.events import EventLog, ServerLog, ToolProgress, UsageEvent
 from jupyter_brain.agent.executor import BoundedToolExecutor, ToolTurnState
+from jupyter_brain.agent.harness import AgentHarness
 from jupyter_brain.agent.tool_context import ToolContext, TurnEvents
 from jupyter_brain.agent.tools import AgentToolRegistry, ToolError
 from jupyter_brain.mcp.catalog import PromptArgument
 from jupyter_brain.mcp.client_hooks import SamplingRefused, SamplingReply
 from jupyter_brain.providers.base import ToolCall
+from jupyter_brain.providers.scripted import ScriptedProvider
 
 from .servers import exit_code, npm_entry, start_everything_http, wait_until, write_config
 
@@ -189,3 +191,35 @@ def test_a_tool_timeout_cancels_the_request_and_the_server_stays_usable(manager,
     assert [o.status for o in outcomes] == ["timeout", "ok"]
     assert outcomes[1].output == "Echo: after"
     assert manager.connections["ev"].state == "running"
+
+
+def test_a_turn_shows_progress_and_counts_the_sampling_tokens_and_cost(everything):
+    manager, path, _ = everything
+    tools = _tools(manager, path)
+    manager.set_sampler(lambda request: SamplingReply(text="Blue.", model="fake-model", provider="fake",
+                                                      input_tokens=1000, output_tokens=50, cost_usd=0.25))
+    bot = ScriptedProvider([
+        {"text": "Working.", "tool_calls": [
+            {"name": "ev__trigger-long-running-operation", "arguments": {"duration": 0.2, "steps": 2}},
+            {"name": "ev__trigger-sampling-request", "arguments": {"prompt": "Sky colour?"}}]},
+        "The server's model says blue.",
+    ])
+    harness = AgentHarness(bot, AgentToolRegistry(list(tools.values()), permission_mode="auto"), EventLog())
+    try:
+        result = harness.run_turn("s", [], "Run the long operation, then ask the server.")
+    finally:
+        manager.set_sampler(None)
+    assert [c.status for c in result.tool_calls] == ["ok", "ok"]
+    events = harness.event_log.events(turn_id=result.turn_id)
+    long_call, sampling_call = (c.call_id for c in result.tool_calls)
+    assert [(e.call_id, e.progress, e.total) for e in events if isinstance(e, ToolProgress)] == [
+        (long_call, 1.0, 2.0), (long_call, 2.0, 2.0)]
+    [sampling] = [e for e in events if isinstance(e, UsageEvent) and e.label]
+    assert (sampling.call_id, sampling.label, sampling.input_tokens, sampling.output_tokens, sampling.cost_usd) == (
+        sampling_call, "sampling for MCP server 'ev'", 1000, 50, 0.25)
+    usage = [e for e in events if isinstance(e, UsageEvent)]
+    assert result.input_tokens == sum(e.input_tokens for e in usage) >= 1000
+    assert result.output_tokens == sum(e.output_tokens for e in usage) >= 50
+    assert result.cost_usd is not None and result.cost_usd >= 0.25
+    seqs = [e.seq for e in events]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)  # events from tool threads stay in order
