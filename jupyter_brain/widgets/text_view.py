@@ -17,38 +17,19 @@ from . import _format as fmt
 from ._answer import code_argument, output_note, outputs_markdown, plan_turn, preamble, split_turns
 from ._fold import Entry, as_entry, fold
 from ._header import Header
-
-
-def _usage_line(h: Header) -> str:
-    return (
-        f"tokens in {fmt.tokens(h.input_tokens)} / out {fmt.tokens(h.output_tokens)}"
-        f" / cache read {fmt.tokens(h.cache_read_tokens)}"
-        f" / cache write {fmt.tokens(h.cache_creation_tokens)}"
-        + (f" · {fmt.ESTIMATED_MARK} (the server reported no usage)" if h.usage_estimated else "")
-    )
-
-
-def _refusal_line(e: Entry) -> str:
-    return f"⊘ Refused — the model declined to answer: {(e.get('text') or '').strip() or 'no reason given'}"
-
-
-def _figures(e: Entry) -> str:
-    n = len(e.get("images") or [])
-    return f"{n} figure{'s' * (n != 1)} (shown to the model)" if n else ""
-
-
-def _context_pack_line(e: Entry) -> str:
-    """``Context pack: 3 passages (a.py:10, nb.ipynb#cell-2, …)``."""
-    anchors = [str(p.get("anchor", "")) for p in e.get("passages") or []]
-    shown = ", ".join(anchors[:4]) + (", …" if len(anchors) > 4 else "")
-    return f"Context pack: {len(anchors)} passage{'s' * (len(anchors) != 1)}" + (f" ({shown})" if shown else "")
-
-
-def _source_items(e: Entry) -> list[str]:
-    """A Citations event's sources: workspace anchors, then web pages (title — url)."""
-    items = [str(a) for a in e.get("local") or []]
-    items += [f"{w.get('title') or w.get('url', '')} — {w.get('url', '')}" for w in e.get("web") or []]
-    return items
+from ._lines import (
+    LOUD_LEVELS,
+    ProgressLines,
+    _context_pack_line,
+    _fallback_line,
+    _figures,
+    _memory_line,
+    _refusal_line,
+    _source_items,
+    _usage_line,
+    server_log_line,
+    server_log_markdown,
+)
 
 
 def _end_line(h: Header, e: Entry) -> str:
@@ -64,16 +45,6 @@ def _end_line(h: Header, e: Entry) -> str:
     if h.cost_usd is not None:
         parts.append(fmt.cost(h.cost_usd))
     return " · ".join(parts)
-
-
-def _memory_line(m: dict) -> str:
-    """One recalled memory: its id and text (the text view's and the transcript's)."""
-    return f"[{m.get('id', '?')}] {' '.join(str(m.get('text', '')).split())}"
-
-
-def _fallback_line(e: Entry) -> str:
-    """``anthropic:… failed (overloaded) — continued with ollama:…`` (a provider chain)."""
-    return f"{e['failed']} failed ({e.get('kind', 'other')}) — continued with {e['next']}"
 
 
 def _start_line(h: Header) -> str:
@@ -109,6 +80,7 @@ class TextView:
         self._fatal = False  # a non-recoverable error was printed (TurnEnd.text repeats it)
         self._held: dict[int, str] = {}  # a strategy turn's text per step, until rows replace it
         self._rows: set[int] = set()  # steps whose strategy rows were printed
+        self._progress = ProgressLines()  # a tool's progress: a few lines, not one per notification
 
     # output helpers --------------------------------------------------------
     def _write(self, text: str, prefix: str = "") -> None:
@@ -230,6 +202,15 @@ class TextView:
             else:
                 self._line(f"    {output_note(out)}")
 
+    def _on_tool_progress(self, e: Entry) -> None:
+        line = self._progress.line(e)
+        if line:
+            self._line(line)
+
+    def _on_server_log(self, e: Entry) -> None:
+        if e["level"] in LOUD_LEVELS:  # the rest: in the transcript's collapsed log
+            self._line(f"  ⚑ {server_log_line(e)}")
+
     def _on_retry(self, e: Entry) -> None:
         self._saw_text = False  # the failed attempt's text is discarded
         self._held.pop(e["step"], None)
@@ -333,6 +314,7 @@ def _turn_markdown(turn: list[Entry], header: Header) -> list[str]:
     head: list[str] = []
     blocks: list[str] = []  # the steps
     citations: list[Entry] = []
+    server_logs: list[Entry] = []  # one collapsed block after the steps
     texts_shown: set[int] = set()
     saw_text = any(x["type"] == "text_delta" for x in turn)  # (the answer's text is skipped below)
     prev_type = ""
@@ -438,6 +420,8 @@ def _turn_markdown(turn: list[Entry], header: Header) -> list[str]:
             blocks.append(text + (f"\n\n{fmt.fence(diff, 'diff')}" if diff else ""))
         elif etype == "approval_decision":
             blocks.append(f"{'✓' if e['approved'] else '✗'} {fmt.approval_text(e)}")
+        elif etype == "server_log":
+            server_logs.append(e)
         prev_type = etype
     first = [fmt.quote(f"**⚠ Error** `{e['kind']}` ({fmt.error_tail(e)}): {e['message']}") for e in plan.fatal]
     if plan.end is not None and plan.answer_kind == "refused":
@@ -448,4 +432,4 @@ def _turn_markdown(turn: list[Entry], header: Header) -> list[str]:
         first.append(sources_markdown(last.get("local") or [], last.get("web") or []))
     if plan.end is not None:
         first.append(f"**{_end_line(header, plan.end)}** · {_usage_line(header)}")
-    return head + first + blocks
+    return head + first + blocks + server_log_markdown(server_logs)

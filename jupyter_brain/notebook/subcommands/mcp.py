@@ -1,4 +1,5 @@
-"""``%agent mcp add / list / remove / restart``: the MCP servers whose tools the agent gets.
+"""``%agent mcp add / list / remove / restart``: the MCP servers whose tools the agent gets
+(``resources``, ``read`` and ``prompts``: ``mcp_catalog.py``).
 
 The servers are kept in ``<data_dir>/mcp.json`` (the ``mcpServers`` format of Claude
 Desktop and VS Code); they start with the next turn that offers tools. Env and header
@@ -14,10 +15,15 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
+from . import mcp_catalog
+
 USAGE = (
     "%agent mcp add NAME [--env KEY[=VALUE] ...] -- COMMAND [ARGS ...]   (a stdio server)\n"
     "%agent mcp add NAME [--header KEY=VALUE ...] URL                    (streamable HTTP)\n"
     "%agent mcp list | remove NAME | restart NAME\n"
+    "%agent mcp resources [SERVER] | read SERVER:URI | prompts [SERVER]\n"
+    "%%agent --resource SERVER:URI attaches a resource to the turn; --mcp-prompt SERVER:NAME\n"
+    "[--arg KEY=VALUE ...] starts it from a server's prompt (the cell body follows it).\n"
     "--env KEY passes the kernel's $KEY to the server (saved as ${KEY}, resolved at start);\n"
     "values may hold such ${VAR} references. The servers live in <data_dir>/mcp.json."
 )
@@ -26,7 +32,8 @@ USAGE = (
 def cmd_mcp(magics: Any, rest: list[str]) -> None:
     action, args = (rest[0].lower(), rest[1:]) if rest else ("list", [])
     handler = {"add": _add, "list": _list, "ls": _list, "remove": _remove, "rm": _remove,
-               "restart": _restart, "help": lambda magics, args: print(USAGE)}.get(action)
+               "restart": _restart, "resources": mcp_catalog.cmd_resources, "read": mcp_catalog.cmd_read,
+               "prompts": mcp_catalog.cmd_prompts, "help": lambda magics, args: print(USAGE)}.get(action)
     if handler is None:
         raise UsageError(f"%agent mcp: unknown action {action!r}\n{USAGE}")
     handler(magics, args)

@@ -1,0 +1,94 @@
+"""One-line renderings of single events, shared by ``TextView`` and the Markdown
+transcript (``text_view.py``), and the MCP ones: a tool's progress, a server's log."""
+
+from __future__ import annotations
+
+from . import _format as fmt
+from ._fold import Entry
+from ._header import Header
+
+# Server log levels the text view prints as they come (the others: the transcript only).
+LOUD_LEVELS = frozenset({"warning", "error", "critical", "alert", "emergency"})
+
+
+def _usage_line(h: Header) -> str:
+    return (
+        f"tokens in {fmt.tokens(h.input_tokens)} / out {fmt.tokens(h.output_tokens)}"
+        f" / cache read {fmt.tokens(h.cache_read_tokens)}"
+        f" / cache write {fmt.tokens(h.cache_creation_tokens)}"
+        + (f" · {fmt.ESTIMATED_MARK} (the server reported no usage)" if h.usage_estimated else "")
+    )
+
+
+def _refusal_line(e: Entry) -> str:
+    return f"⊘ Refused — the model declined to answer: {(e.get('text') or '').strip() or 'no reason given'}"
+
+
+def _figures(e: Entry) -> str:
+    n = len(e.get("images") or [])
+    return f"{n} figure{'s' * (n != 1)} (shown to the model)" if n else ""
+
+
+def _context_pack_line(e: Entry) -> str:
+    """``Context pack: 3 passages (a.py:10, nb.ipynb#cell-2, …)``."""
+    anchors = [str(p.get("anchor", "")) for p in e.get("passages") or []]
+    shown = ", ".join(anchors[:4]) + (", …" if len(anchors) > 4 else "")
+    return f"Context pack: {len(anchors)} passage{'s' * (len(anchors) != 1)}" + (f" ({shown})" if shown else "")
+
+
+def _source_items(e: Entry) -> list[str]:
+    """A Citations event's sources: workspace anchors, then web pages (title — url)."""
+    items = [str(a) for a in e.get("local") or []]
+    items += [f"{w.get('title') or w.get('url', '')} — {w.get('url', '')}" for w in e.get("web") or []]
+    return items
+
+
+def _memory_line(m: dict) -> str:
+    """One recalled memory: its id and text (the text view's and the transcript's)."""
+    return f"[{m.get('id', '?')}] {' '.join(str(m.get('text', '')).split())}"
+
+
+def _fallback_line(e: Entry) -> str:
+    """``anthropic:… failed (overloaded) — continued with ollama:…`` (a provider chain)."""
+    return f"{e['failed']} failed ({e.get('kind', 'other')}) — continued with {e['next']}"
+
+
+def progress_text(e: Entry) -> str:
+    """``3/5 · message``; ``40% · message`` when the total is 100; ``3`` without a total."""
+    def n(x: float) -> str:
+        return str(int(x)) if float(x).is_integer() else f"{x:.1f}"
+
+    total = e.get("total") or 0
+    count = f"{n(e['progress'])}%" if total == 100 else f"{n(e['progress'])}/{n(total)}" if total > 0 else n(e["progress"])
+    return f"{count} · {e['message']}" if e.get("message") else count
+
+
+class ProgressLines:
+    """Which progress notifications a text stream prints: a changed message, or each
+    further quarter of the total (a server may send hundreds; a terminal wants a few)."""
+
+    def __init__(self) -> None:
+        self._last: dict[str, tuple[int, str]] = {}
+
+    def line(self, e: Entry) -> str:
+        total = e.get("total") or 0
+        quarter = int(4 * e["progress"] / total) if total > 0 else -1
+        mark = (quarter, str(e.get("message") or ""))
+        if self._last.get(e["call_id"]) == mark:
+            return ""
+        self._last[e["call_id"]] = mark
+        return f"    ⋯ {progress_text(e)}"
+
+
+def server_log_line(e: Entry) -> str:
+    logger = f" ({e['logger']})" if e.get("logger") else ""
+    return f"{e['server']}{logger} {e['level']}: {e['message']}"
+
+
+def server_log_markdown(entries: list[Entry]) -> list[str]:
+    """A turn's server log lines as one collapsed block (nothing without any)."""
+    if not entries:
+        return []
+    lines = "\n".join(server_log_line(e) for e in entries)
+    plural = "s" if len(entries) != 1 else ""
+    return [f"<details><summary>MCP server log ({len(entries)} line{plural})</summary>\n\n{fmt.fence(lines)}\n\n</details>"]
