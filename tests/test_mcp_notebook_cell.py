@@ -172,3 +172,12 @@ def test_progress_reaches_the_tools_row(everything, capsys):
     assert progress == [(1.0, 2.0), (2.0, 2.0)]
     out = capsys.readouterr().out
     assert "⋯ 1/2" in out and "⋯ 2/2" in out
+
+
+def test_the_roots_are_the_workspace_folder(everything, tmp_path):
+    everything.run_line_magic("config", 'AgentMagics.workspace_dir = "project"')
+    (tmp_path / "project").mkdir()
+    everything.user_ns["bot"] = ScriptedProvider([_call("everything__get-roots-list", {}), "Done."])
+    everything.run_cell_magic("agent", "--provider bot", "Which roots?")
+    [record] = everything.user_ns["_agent"].tool_calls
+    assert record.status == "ok" and (tmp_path / "project").resolve().as_uri() in record.output
