@@ -43,6 +43,8 @@ class ServerConnection:
         self.tools: list[Any] = []  # mcp_types.Tool
         self.instructions: str | None = None
         self.generation = 0  # bumped at each successful start
+        self.tools_version = 0  # bumped when the server's tool list changed and was read again
+        self.tools_stale = False  # the server said its tool list changed (read on the next turn)
         self._client: Any = None
         self._holder: asyncio.Task[None] | None = None
         self._stop_event: asyncio.Event | None = None
@@ -149,7 +151,7 @@ class ServerConnection:
                     client = await stack.enter_async_context(Client(
                         target, read_timeout_seconds=self.startup_timeout_s, log_level=LOG_LEVEL,
                         client_info=Implementation(name="jupyter-brain", version=_version()),
-                        **callbacks(self.name, self.hooks, self.in_flight)))
+                        message_handler=self._notified, **callbacks(self.name, self.hooks, self.in_flight)))
                     tools = await _list_tools(client)
                     await _ask_for_logs(client)
                     self._client = client
@@ -256,6 +258,18 @@ class ServerConnection:
             raise
         except Exception as exc:  # noqa: BLE001 - e.g. a reply the SDK could not validate
             raise ToolError(f"MCP server '{self.name}' failed {what}: {self.scrub(describe(exc))}") from None
+
+    async def _notified(self, message: Any) -> None:
+        """Server notifications besides progress and log lines: a changed tool list is read
+        again on the next turn (resources and prompts are listed fresh each time)."""
+        if getattr(message, "method", None) == "notifications/tools/list_changed":
+            self.tools_stale = True
+
+    async def refresh_tools(self, timeout_s: float) -> None:
+        """Read a stale tool list again (a failure keeps the old one, stale, for the next turn)."""
+        tools = await self.use("listing its tools", _list_tools, timeout_s)
+        self.tools, self.tools_stale = tools, False
+        self.tools_version += 1
 
     async def roots_changed(self) -> None:
         """Tell a running server that the roots changed (it asks for them again)."""

@@ -52,7 +52,7 @@ class MCPManager:
         self.loop = BackgroundLoop()
         self.connections: dict[str, ServerConnection] = {}
         self.config_errors: dict[str, str] = {}
-        self._specs: dict[str, tuple[int, list[ToolSpec]]] = {}  # server -> (generation, specs)
+        self._specs: dict[str, tuple[tuple[int, int], list[ToolSpec]]] = {}  # server -> ((generation, tools_version), specs)
         self._reported: set[tuple[str, str]] = set()
         self._lock = threading.RLock()
         self._closed = False
@@ -81,6 +81,9 @@ class MCPManager:
                 unstarted = [f"MCP server '{c.name}' did not start within {budget:g}s; its tools are left "
                              f"out of this turn and the next turn tries again."
                              for c in pending if c.state not in (RUNNING, FAILED)]
+            stale = [c for c in self.connections.values() if c.state == RUNNING and c.tools_stale]
+            if stale:  # they said their tool list changed
+                self._run(_refresh_all(stale), REQUEST_TIMEOUT_S + 2.0)
             specs: list[ToolSpec] = []
             taken: set[str] = set()
             for connection in self.connections.values():
@@ -106,7 +109,7 @@ class MCPManager:
 
     def _tool_specs(self, connection: ServerConnection, taken: set[str]) -> list[ToolSpec]:
         cached = self._specs.get(connection.name)
-        if cached is not None and cached[0] == connection.generation:
+        if cached is not None and cached[0] == (connection.generation, connection.tools_version):
             taken.update(s.name for s in cached[1])
             return cached[1]
         timeout = connection.config.tool_timeout_s or self.tool_timeout_s
@@ -118,7 +121,7 @@ class MCPManager:
             except Exception as exc:  # noqa: BLE001 - one odd schema must not hide the server's other tools
                 self.config_errors[f"{connection.name}:{tool.name}"] = (
                     f"server {connection.name!r}: tool {tool.name!r} left out ({type(exc).__name__}: {exc})")
-        self._specs[connection.name] = (connection.generation, specs)
+        self._specs[connection.name] = ((connection.generation, connection.tools_version), specs)
         return specs
 
     def _caller(self, server: str, tool: str, timeout_s: float | None) -> Callable[..., str]:
@@ -295,6 +298,10 @@ class MCPManager:
 
 async def _start_all(connections: list[ServerConnection]) -> None:
     await asyncio.gather(*(c.ensure_started() for c in connections), return_exceptions=True)
+
+
+async def _refresh_all(connections: list[ServerConnection]) -> None:
+    await asyncio.gather(*(c.refresh_tools(REQUEST_TIMEOUT_S) for c in connections), return_exceptions=True)
 
 
 async def _roots_changed(connections: list[ServerConnection]) -> None:
