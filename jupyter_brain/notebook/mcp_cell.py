@@ -77,10 +77,10 @@ def cell_inputs(magics: Any, args: Any, body: str) -> MCPCellInputs | None:
     if not args.resource and not args.mcp_prompt:
         return None
     from ..mcp.manager import kernel_manager
-    from .subcommands.mcp import _path
+    from .subcommands.mcp_catalog import config_file
 
     manager = kernel_manager()
-    config = _path(magics)
+    config = config_file(magics)
     manager.tools(config, report=print)  # starts the servers (a turn does the same next)
     prompt = body
     if args.mcp_prompt:

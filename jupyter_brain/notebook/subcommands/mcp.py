@@ -8,14 +8,14 @@ values are never printed: only their names.
 
 from __future__ import annotations
 
-import os
 import sys
-from pathlib import Path
 from typing import Any
 
 from IPython.core.error import UsageError
 
 from . import mcp_catalog
+from .mcp_catalog import config_file as _path
+from .mcp_catalog import shown as _shown
 
 USAGE = (
     "%agent mcp add NAME [--env KEY[=VALUE] ...] -- COMMAND [ARGS ...]   (a stdio server)\n"
@@ -37,12 +37,6 @@ def cmd_mcp(magics: Any, rest: list[str]) -> None:
     if handler is None:
         raise UsageError(f"%agent mcp: unknown action {action!r}\n{USAGE}")
     handler(magics, args)
-
-
-def _path(magics: Any) -> Path:
-    from ...mcp.config import config_path
-
-    return config_path(magics.data_dir)
 
 
 def _add(magics: Any, args: list[str]) -> None:
@@ -166,15 +160,3 @@ def _forget(name: str) -> None:
     kernel = getattr(manager, "_KERNEL", None)
     if kernel is not None and name in kernel.connections:
         kernel.stop(name)
-
-
-def _shown(path: Path) -> str:
-    """The config file's path when it is under the working directory; its role otherwise
-    (a temporary data folder would make outputs differ from run to run)."""
-    try:
-        relative = Path(os.path.relpath(path.resolve(), Path.cwd().resolve()))
-    except ValueError:
-        relative = None
-    if relative is not None and not str(relative).startswith(".."):
-        return str(relative)
-    return f"{path.name} in AgentMagics.data_dir"

@@ -7,12 +7,33 @@ per resource or prompt; a server that fails says so in one line, the others stil
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from IPython.core.error import UsageError
 
 MIME_WIDTH = 24
+
+
+def config_file(magics: Any) -> Path:
+    """``<data_dir>/mcp.json`` of this kernel."""
+    from ...mcp.config import config_path
+
+    return config_path(magics.data_dir)
+
+
+def shown(path: Path) -> str:
+    """The config file's path when it is under the working directory; its role otherwise
+    (a temporary data folder would make outputs differ from run to run)."""
+    try:
+        relative = Path(os.path.relpath(path.resolve(), Path.cwd().resolve()))
+    except ValueError:
+        relative = None
+    if relative is not None and not str(relative).startswith(".."):
+        return str(relative)
+    return f"{path.name} in AgentMagics.data_dir"
 
 
 def split_ref(text: str, what: str, prog: str) -> tuple[str, str]:
@@ -27,25 +48,22 @@ def check_server(magics: Any, server: str, prog: str) -> None:
     """A usage error for a server ``mcp.json`` does not list (and the kernel's sampler
     installed: a server may ask for a completion while it answers)."""
     from ...mcp.config import load_servers
-    from .mcp import _path, _shown
 
     _install_sampler(magics)
-
-    path = _path(magics)
+    path = config_file(magics)
     servers = load_servers(path)[0]
     if server not in servers:
         names = ", ".join(sorted(servers)) or "none; add one with %agent mcp add"
-        raise UsageError(f"{prog}: no MCP server {server!r} in {_shown(path)} (servers: {names})")
+        raise UsageError(f"{prog}: no MCP server {server!r} in {shown(path)} (servers: {names})")
 
 
 def cmd_resources(magics: Any, args: list[str]) -> None:
     """One row per resource (and resource template, marked) of the running servers."""
     from ...mcp.manager import kernel_manager
-    from .mcp import _path
 
     server = _one_server(magics, args, "%agent mcp resources")
     _install_sampler(magics)
-    items = [r for r in kernel_manager().resources(_path(magics), report=print) if server in (None, r.server)]
+    items = [r for r in kernel_manager().resources(config_file(magics), report=print) if server in (None, r.server)]
     if not items:
         print(f"no MCP resources{f' on {server!r}' if server else ''}")
         return
@@ -60,14 +78,13 @@ def cmd_read(magics: Any, args: list[str]) -> None:
     from ...agent.images import ToolResult
     from ...agent.tools import ToolError
     from ...mcp.manager import kernel_manager
-    from .mcp import _path
 
     if len(args) != 1:
         raise UsageError("%agent mcp read SERVER:URI: give exactly one resource")
     server, uri = split_ref(args[0], "a resource", "%agent mcp read")
     check_server(magics, server, "%agent mcp read")
     manager = kernel_manager()
-    manager.tools(_path(magics), report=print)  # starts it, as a turn would
+    manager.tools(config_file(magics), report=print)  # starts it, as a turn would
     try:
         content = manager.read_resource(server, uri)
     except ToolError as exc:
@@ -78,11 +95,10 @@ def cmd_read(magics: Any, args: list[str]) -> None:
 def cmd_prompts(magics: Any, args: list[str]) -> None:
     """One row per prompt: its arguments (``*`` required) and description."""
     from ...mcp.manager import kernel_manager
-    from .mcp import _path
 
     server = _one_server(magics, args, "%agent mcp prompts")
     _install_sampler(magics)
-    items = [p for p in kernel_manager().prompts(_path(magics), report=print) if server in (None, p.server)]
+    items = [p for p in kernel_manager().prompts(config_file(magics), report=print) if server in (None, p.server)]
     if not items:
         print(f"no MCP prompts{f' on {server!r}' if server else ''}")
         return
