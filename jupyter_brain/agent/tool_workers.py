@@ -9,10 +9,13 @@ from __future__ import annotations
 import contextvars
 import queue
 import threading
+import time
 from typing import Any
 
 from .tool_context import ToolContext
 from .tools import ToolSpec
+
+WAIT_SLICE_S = 0.25  # how late a Ctrl-C that raced the wait is seen, at most
 
 
 class Run:
@@ -41,10 +44,17 @@ class Run:
         return self
 
     def wait(self, timeout: float) -> bool:
-        if self._done.acquire(timeout=min(max(0.0, timeout), threading.TIMEOUT_MAX)):
-            self._done.release()  # stays "done" for any later wait
-            return True
-        return False
+        """True once the call ended, False after ``timeout``. Waited in slices: a Ctrl-C that
+        lands just before the thread blocks does not wake a lock wait (CPython runs the handler
+        when the wait returns), so a slice bounds how late it is seen."""
+        deadline = time.monotonic() + min(max(0.0, timeout), threading.TIMEOUT_MAX)
+        while True:
+            left = deadline - time.monotonic()
+            if self._done.acquire(timeout=max(0.0, min(left, WAIT_SLICE_S))):
+                self._done.release()  # stays "done" for any later wait
+                return True
+            if left <= WAIT_SLICE_S:
+                return False
 
     def execute(self) -> None:
         try:
@@ -67,7 +77,7 @@ class Run:
         self.tool.close()
 
 
-class _Workers:
+class Workers:
     """Reusable daemon threads for tool calls.
 
     Starting a thread per call costs a context switch before the call even begins; an
@@ -102,4 +112,4 @@ class _Workers:
                 self._idle.append(inbox)
 
 
-WORKERS = _Workers()
+WORKERS = Workers()

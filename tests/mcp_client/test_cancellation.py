@@ -39,14 +39,16 @@ def test_a_tool_timeout_sends_the_cancellation_and_the_next_call_works(manager, 
 def test_ctrl_c_during_a_call_sends_the_cancellation_and_the_server_stays_usable(manager, tmp_path):
     path = write_config(tmp_path, {"demo": stdio_entry()})
     executor = _executor(manager, path)
-    events = []
+    events, interrupted = [], threading.Event()
 
     def context(call):
         from jupyter_brain.agent.tool_context import ToolContext
 
         def emit(event):
             events.append(event)
-            if isinstance(event, ToolProgress):  # the call is running on the server: Ctrl-C now
+            # the call is running on the server, its progress and its log line both in: Ctrl-C now
+            if {type(e) for e in events} >= {ToolProgress, ServerLog} and not interrupted.is_set():
+                interrupted.set()
                 signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
 
         return ToolContext(call.id, emit=emit)
