@@ -117,7 +117,11 @@ class AgentMagics(Magics):
 
     @line_cell_magic
     def agent(self, line: str = "", cell: str | None = None) -> Any:
-        """%%agent [flags] + prompt runs a turn; %agent SUBCOMMAND manages sessions."""
+        """%%agent [flags] + prompt runs a turn; %agent SUBCOMMAND manages sessions;
+        %agent --mcp-prompt SERVER:NAME [flags] runs a turn from a server's prompt alone
+        (IPython refuses a %%agent cell with an empty body)."""
+        if cell is None and line.lstrip().startswith("-"):
+            cell = ""
         if cell is None:
             from .notebook.subcommands import run_subcommand
 

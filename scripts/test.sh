@@ -124,6 +124,12 @@ step "widgets: npm ci, build"
 # the lint, beside the tests below.)
 (cd js && npm ci --no-audit --no-fund --loglevel=error && npm run build)
 
+# The third-party MCP servers tests/mcp_client runs with the machine's Node (server-everything,
+# -filesystem, -memory; exact versions in tests/mcp_client/npm/package-lock.json). In CI their
+# tests fail, not skip, when this folder is not installed.
+step "MCP test servers: npm ci"
+(cd tests/mcp_client/npm && npm ci --no-audit --no-fund --loglevel=error)
+
 # The JupyterLab extension (js/lab, its own node_modules; `jupyter labextension build` comes
 # from the venv's jupyterlab).
 step "JupyterLab extension: npm ci, build"

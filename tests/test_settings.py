@@ -17,7 +17,8 @@ from jupyter_brain.settings_model import AgentOptions
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
 CELL_ONLY = {"--session", "--new", "--append", "--out", "-h", "--help", "--strategies", "--runs", "--rerun",
              "--expect", "--check", "--judge", "--judge-provider",  # %%compare's checks (#27)
-             "--check-timeout", "--no-copy"}
+             "--check-timeout", "--no-copy",
+             "--resource", "--mcp-prompt", "--arg"}  # MCP resources and prompts (#26)
 
 
 def _options(parser) -> dict[str, object]:

@@ -1,5 +1,6 @@
 // Merge runs of deltas, with the same rules as jupyter_brain/widgets/_fold.py, so the
-// store keeps one entry per text/thinking/arguments block instead of one per batch.
+// store keeps one entry per text/thinking/arguments block instead of one per batch (and
+// of a run of one tool call's progress notifications, the latest).
 import type { AgentEvent } from "./protocol";
 
 export function blockKey(e: AgentEvent): string | null {
@@ -18,6 +19,10 @@ export function blockKey(e: AgentEvent): string | null {
  *  Entries are copied, never edited in place (callers may still hold the originals). */
 export function appendCompact(list: AgentEvent[], e: AgentEvent): void {
   const last = list[list.length - 1];
+  if (last?.type === "tool_progress" && e.type === "tool_progress" && last.call_id === e.call_id) {
+    list[list.length - 1] = { ...e }; // a run of one call's progress: only the latest counts
+    return;
+  }
   const key = blockKey(e);
   if (last !== undefined && key !== null && blockKey(last) === key) {
     if (last.type === "tool_call_args_delta" && e.type === "tool_call_args_delta") {

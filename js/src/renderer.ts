@@ -12,6 +12,7 @@ import { h, setText } from "./dom";
 import { cost, duration, plural, STATUS_ICON, STATUS_LABEL } from "./format";
 import { renderMarkdown } from "./markdown";
 import { ApprovalCard, budgetMarker, contextMarker, type SendFn } from "./parts/approval";
+import { ServerLogBox } from "./parts/server_log";
 import { compactionMarker, errorCard, reflectionCard, refusalCard, retryMarker, thinkingPhaseCard } from "./parts/cards";
 import { contextPackCard, fallbackLine, memoryCard, sourcesList } from "./parts/context";
 import { Footer, Header } from "./parts/header";
@@ -71,6 +72,9 @@ class TurnView {
   private readonly summary: HTMLElement;
   private readonly flow: HTMLDivElement;
   private readonly approvals = new Map<string, ApprovalCard>();
+  /** A sampling request's card id -> the tool call it is asked for (its card sits there). */
+  private readonly cardRow = new Map<string, string>();
+  private readonly logs = new Map<number, ServerLogBox>();
   private readonly strategy: StrategyContext;
   private tree: TotTree | null = null;
   private fatalShown = false;
@@ -216,16 +220,37 @@ class TurnView {
         break;
       }
       case "approval_request": {
-        // The card sits in the row of the call it asks about.
+        // The card sits in the row of the call it asks about (an MCP server's sampling
+        // request: in the row of the tool call waiting for that server).
         const card = new ApprovalCard(e, this.opts.send);
         this.approvals.set(e.call_id, card);
-        this.step(e.step ?? 0).timeline().awaitApproval(e.call_id, e.name, card.el);
+        const timeline = this.step(e.step ?? 0).timeline();
+        const parent = (e.preview as Record<string, unknown> | null | undefined)?.parent_call_id;
+        const row = typeof parent === "string" && timeline.has(parent) ? parent : e.call_id;
+        if (row !== e.call_id) this.cardRow.set(e.call_id, row);
+        timeline.awaitApproval(row, e.name, card.el, row === e.call_id);
         break;
       }
       case "approval_decision":
         this.approvals.get(e.call_id)?.decide(e);
-        this.steps.get(e.step ?? 0)?.tools?.approvalDecided(e.call_id, e.approved);
+        // A sampling request's denial does not stop its tool call: that row runs on.
+        this.steps.get(e.step ?? 0)?.tools?.approvalDecided(this.cardRow.get(e.call_id) ?? e.call_id,
+          e.approved || this.cardRow.has(e.call_id));
         break;
+      case "tool_progress":
+        this.steps.get(e.step ?? 0)?.tools?.progress(e);
+        break;
+      case "server_log": {
+        const step = e.step ?? 0;
+        let box = this.logs.get(step);
+        if (box === undefined) {
+          box = new ServerLogBox();
+          this.logs.set(step, box);
+          this.card(step, box.el);
+        }
+        box.add(e);
+        break;
+      }
       case "step_end":
         this.steps.get(e.step)?.closeText();
         break;

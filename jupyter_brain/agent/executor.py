@@ -9,8 +9,6 @@ that raises, hangs or gets bad arguments never breaks the turn.
 
 from __future__ import annotations
 
-import queue
-import threading
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -23,6 +21,8 @@ from ..providers.base import ToolCall
 from .artifacts import ArtifactStore
 from .images import ToolResult, model_images
 from .repair import MALFORMED_JSON_NOTE, describe_validation_error, repair_arguments
+from .tool_context import ToolContext
+from .tool_workers import Run as _Run
 from .tools import AgentToolRegistry, NonRetryableToolError, ToolError, ToolSpec, format_tool_output
 
 MAX_REPAIR_ATTEMPTS = 3
@@ -55,6 +55,8 @@ class Approval:
 
 # approver(call, spec, arguments) -> True / Approval(approved=True, ...) to run the call
 Approver = Callable[[ToolCall, ToolSpec, Any], "bool | Approval"]
+# the ToolContext a call runs under (agent/tool_context.py); without one, a bare context
+ContextFactory = Callable[[ToolCall], ToolContext]
 
 
 class ApprovalObserver(Protocol):
@@ -109,79 +111,6 @@ class ToolTurnState:
     waves: int = 0
 
 
-class _Run:
-    """One tool invocation on a worker thread; ``wait`` is true once it returned or raised.
-
-    Completion is a bare lock, held until the call ends: handing it over costs a fraction of
-    a ``threading.Event`` (a condition and a fresh lock per wait). Waiting on it is
-    interruptible by Ctrl-C just the same.
-    """
-
-    __slots__ = ("_done", "exc", "spec", "validated", "value")
-
-    def __init__(self, spec: ToolSpec, validated: Any) -> None:
-        self.spec = spec
-        self.validated = validated
-        self.value: Any = None
-        self.exc: BaseException | None = None
-        self._done = threading.Lock()
-        self._done.acquire()
-
-    def start(self) -> _Run:
-        _WORKERS.submit(self)
-        return self
-
-    def wait(self, timeout: float) -> bool:
-        if self._done.acquire(timeout=min(max(0.0, timeout), threading.TIMEOUT_MAX)):
-            self._done.release()  # stays "done" for any later wait
-            return True
-        return False
-
-    def execute(self) -> None:
-        try:
-            self.value = self.spec.invoke(self.validated)
-        except BaseException as exc:  # noqa: BLE001 - reported to the model
-            self.exc = exc
-        finally:
-            self._done.release()
-
-
-class _Workers:
-    """Reusable daemon threads for tool calls.
-
-    Starting a thread per call costs a context switch before the call even begins; an
-    idle worker takes the job at once. A worker stuck in a hung tool simply never comes
-    back, and being a daemon it never blocks the interpreter's exit.
-    """
-
-    MAX_IDLE = 16
-
-    def __init__(self) -> None:
-        self._idle: list[queue.SimpleQueue[_Run | None]] = []
-        self._lock = threading.Lock()
-
-    def submit(self, run: _Run) -> None:
-        with self._lock:
-            inbox = self._idle.pop() if self._idle else None
-        if inbox is None:
-            inbox = queue.SimpleQueue()
-            threading.Thread(target=self._work, args=(inbox,), name="jupyter-brain-tool", daemon=True).start()
-        inbox.put(run)
-
-    def _work(self, inbox: queue.SimpleQueue[_Run | None]) -> None:
-        while True:
-            run = inbox.get()
-            if run is None:
-                return
-            threading.current_thread().name = f"tool:{run.spec.name}"
-            run.execute()
-            with self._lock:
-                if len(self._idle) >= self.MAX_IDLE:
-                    return
-                self._idle.append(inbox)
-
-
-_WORKERS = _Workers()
 
 
 class BoundedToolExecutor:
@@ -245,8 +174,11 @@ class BoundedToolExecutor:
         on_end: Callable[[ToolOutcome], None] | None = None,
         cancelled: Callable[[], bool] = lambda: False,
         approvals: ApprovalObserver | None = None,
+        tool_context: ContextFactory | None = None,
     ) -> list[ToolOutcome]:
-        """Run all calls wave by wave; returns one outcome per call, in call order."""
+        """Run all calls wave by wave; returns one outcome per call, in call order.
+        ``tool_context`` makes each call's ``ToolContext`` (its progress, logs and usage)."""
+        contexts: ContextFactory = tool_context or (lambda call: ToolContext(call.id))
         # Keyed by position, not by call id: ids from some servers repeat (or are empty).
         outcomes: dict[int, ToolOutcome] = {}
         for wave in self._plan(calls):
@@ -280,7 +212,7 @@ class BoundedToolExecutor:
                     outcomes[i] = self._finish(denial, state, on_end)
                 else:
                     approved.append((i, item))
-            ran = self._run_wave([item for _, item in approved], wave_no, remaining_s)
+            ran = self._run_wave([item for _, item in approved], wave_no, remaining_s, contexts)
             for (i, _), outcome in zip(approved, ran, strict=True):
                 outcomes[i] = self._finish(outcome, state, on_end)
         return [outcomes[i] for i in range(len(calls))]
@@ -359,36 +291,48 @@ class BoundedToolExecutor:
         return ToolOutcome(call, "denied", f"Denied: {reason}. Do not retry the same call; adjust your approach.",
                            wave, arguments=args, error="denied")
 
-    def _run_wave(self, items: list[tuple], wave: int, remaining_s: Callable[[], float]) -> list[ToolOutcome]:
+    def _run_wave(self, items: list[tuple], wave: int, remaining_s: Callable[[], float],
+                  contexts: ContextFactory) -> list[ToolOutcome]:
         if not items:
             return []
         # Worker calls start first, so inline ones of the same wave run while they do.
         runs = []
         for call, spec, validated, args, notes in items:
             start = time.perf_counter()
-            run = None if spec.inline else _Run(spec, validated).start()
+            run = None if spec.inline else _Run(spec, validated, contexts(call)).start()
             runs.append((call, spec, validated, args, notes, run, start))
         outcomes = []
-        for call, spec, validated, args, notes, run, start in runs:
-            if run is None:
-                outcome = self._run_inline(call, spec, validated, wave)
-            else:
-                outcome = self._await(call, spec, validated, run, start, wave, remaining_s)
-            outcome.arguments, outcome.repaired, outcome.repair_notes = args, bool(notes), notes
-            outcomes.append(outcome)
+        try:
+            for call, spec, validated, args, notes, run, start in runs:
+                if run is None:
+                    outcome = self._run_inline(call, spec, validated, wave, contexts(call))
+                else:
+                    outcome = self._await(call, spec, validated, run, start, wave, remaining_s, contexts)
+                outcome.arguments, outcome.repaired, outcome.repair_notes = args, bool(notes), notes
+                outcomes.append(outcome)
+        except BaseException:  # Ctrl-C while waiting: the calls not yet settled are given up
+            for *_, run, _start in runs[len(outcomes):]:
+                if run is not None:
+                    run.settle(abandoned=True)
+            raise
         return outcomes
 
-    def _run_inline(self, call: ToolCall, spec: ToolSpec, validated: Any, wave: int) -> ToolOutcome:
+    def _run_inline(self, call: ToolCall, spec: ToolSpec, validated: Any, wave: int,
+                    tool: ToolContext) -> ToolOutcome:
         """A tool marked ``inline`` (fast, cannot block) runs on this thread: no hand-off,
         and no timeout. Ctrl-C inside it propagates as while waiting for a worker; whatever
         else it raises is reported to the model as from a worker."""
         start = time.perf_counter()
         try:
-            value = spec.invoke(validated)
+            with tool.active():
+                value = spec.invoke(validated)
         except KeyboardInterrupt:
+            tool.cancel()
             raise
         except BaseException as exc:  # noqa: BLE001 - reported to the model
             return self._failure(call, exc, wave, (time.perf_counter() - start) * 1000)
+        finally:
+            tool.close()
         return self._returned(call, value, wave, (time.perf_counter() - start) * 1000)
 
     def _returned(self, call: ToolCall, value: Any, wave: int, duration: float) -> ToolOutcome:
@@ -398,7 +342,20 @@ class BoundedToolExecutor:
         return ToolOutcome(call, "ok", shown, wave, duration, artifact=handle, images=model_images(value),
                            outputs=outputs)
 
-    def _await(self, call, spec, validated, run: _Run, start: float, wave: int, remaining_s) -> ToolOutcome:
+    def _await(self, call, spec, validated, run: _Run, start: float, wave: int, remaining_s,
+               contexts: ContextFactory) -> ToolOutcome:
+        last = [run]  # the run being waited for (a retry's, after a first timeout)
+        try:
+            outcome = self._wait_for(call, spec, validated, last, start, wave, remaining_s, contexts)
+        except BaseException:  # Ctrl-C while waiting
+            last[0].settle(abandoned=True)
+            raise
+        last[0].settle(abandoned=outcome.status == "timeout")
+        return outcome
+
+    def _wait_for(self, call, spec, validated, last: list[_Run], start: float, wave: int, remaining_s,
+                  contexts: ContextFactory) -> ToolOutcome:
+        run = last[0]
         attempts = 1
         attempt_start = start  # calls of a wave run together: time each from its own start
         while True:
@@ -409,7 +366,9 @@ class BoundedToolExecutor:
             if spec.retry_on_timeout and attempts == 1 and remaining_s() > 0:
                 attempts += 1
                 attempt_start = time.perf_counter()
-                run = _Run(spec, validated).start()
+                run.settle(abandoned=True)
+                run = _Run(spec, validated, contexts(call)).start()
+                last[0] = run
                 continue
             duration = (time.perf_counter() - start) * 1000
             why = f"timed out after {spec.timeout_s:g}s" + (" (retried once)" if attempts > 1 else "")

@@ -9,15 +9,20 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
+import warnings
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack, suppress
 from typing import Any, BinaryIO
 
+from ..agent.tool_context import ToolContext
 from ..agent.tools import ToolError
+from .client_hooks import ClientHooks, InFlight, callbacks
 from .config import ConfigError, ServerConfig
 
 STARTUP_TIMEOUT_S = 60.0  # a first `npx` or `uvx` start downloads the server; a busy machine starts slowly
 STOP_TIMEOUT_S = 8.0  # the SDK's stdio shutdown: close stdin, 2 s, SIGTERM, 2 s, SIGKILL
 STDERR_TAIL_CHARS = 1500
+LOG_LEVEL = "info"  # the server's log lines we ask for (debug lines are noise in the event log)
 MAX_TOOL_PAGES = 50
 
 NOT_STARTED, STARTING, RUNNING, FAILED, CRASHED, STOPPED = (
@@ -27,14 +32,19 @@ NOT_STARTED, STARTING, RUNNING, FAILED, CRASHED, STOPPED = (
 class ServerConnection:
     """A server's state (one of the constants above), its tools, and its last error."""
 
-    def __init__(self, config: ServerConfig, *, startup_timeout_s: float | None = None) -> None:
+    def __init__(self, config: ServerConfig, *, startup_timeout_s: float | None = None,
+                 hooks: ClientHooks | None = None) -> None:
         self.config = config
+        self.hooks = hooks or ClientHooks()  # sampling and roots: the manager's, shared
+        self.in_flight = InFlight()  # the ToolContexts of calls running now
         self.startup_timeout_s = config.startup_timeout_s or startup_timeout_s or STARTUP_TIMEOUT_S
         self.state = NOT_STARTED
         self.error: str | None = None
         self.tools: list[Any] = []  # mcp_types.Tool
         self.instructions: str | None = None
         self.generation = 0  # bumped at each successful start
+        self.tools_version = 0  # bumped when the server's tool list changed and was read again
+        self.tools_stale = False  # the server said its tool list changed (read on the next turn)
         self._client: Any = None
         self._holder: asyncio.Task[None] | None = None
         self._stop_event: asyncio.Event | None = None
@@ -139,9 +149,11 @@ class ServerConnection:
                     else:
                         target = await self._http_transport(stack, transport[1], transport[2])
                     client = await stack.enter_async_context(Client(
-                        target, read_timeout_seconds=self.startup_timeout_s,
-                        client_info=Implementation(name="jupyter-brain", version=_version())))
+                        target, read_timeout_seconds=self.startup_timeout_s, log_level=LOG_LEVEL,
+                        client_info=Implementation(name="jupyter-brain", version=_version()),
+                        message_handler=self._notified, **callbacks(self.name, self.hooks, self.in_flight)))
                     tools = await _list_tools(client)
+                    await _ask_for_logs(client)
                     self._client = client
                     ready.set_result((tools, client.instructions))
                     await stop_event.wait()
@@ -184,9 +196,11 @@ class ServerConnection:
             self._stderr = None
 
     # calls ---------------------------------------------------------------------
-    async def call(self, tool: str, arguments: dict[str, Any], timeout_s: float) -> Any:
+    async def call(self, tool: str, arguments: dict[str, Any], timeout_s: float,
+                   context: ToolContext | None = None) -> Any:
         """``tools/call`` bounded by ``timeout_s``; a crashed server is restarted first.
-        Failures become ``ToolError``s the model can read."""
+        Failures become ``ToolError``s the model can read. The server's progress, log lines
+        and sampling requests during the call reach ``context``."""
         from mcp.shared.exceptions import MCPError
         from mcp_types import REQUEST_TIMEOUT
 
@@ -200,9 +214,16 @@ class ServerConnection:
                 raise ToolError(f"MCP server '{self.name}' could not be restarted: {self.error}")
             restarted = True
         client, generation, mark = self._client, self.generation, self._stderr_size()
+        progress = None
+        if context is not None:
+            self.in_flight.add(context)
+
+            async def progress(done: float, total: float | None, message: str | None) -> None:
+                context.progress(done, total, message)
         try:
             return await asyncio.wait_for(
-                client.call_tool(tool, arguments, read_timeout_seconds=timeout_s), timeout_s + 1.0)
+                client.call_tool(tool, arguments, read_timeout_seconds=timeout_s, progress_callback=progress),
+                timeout_s + 1.0)
         except TimeoutError:
             raise ToolError(f"MCP server '{self.name}' did not answer within {timeout_s:g}s") from None
         except MCPError as exc:
@@ -215,6 +236,48 @@ class ServerConnection:
             raise
         except Exception as exc:  # noqa: BLE001 - a broken transport: report, restart next time
             raise ToolError(await self._lost(restarted, generation, mark, describe(exc))) from None
+        finally:
+            if context is not None:
+                self.in_flight.remove(context)
+
+    async def use(self, what: str, operation: Callable[[Any], Awaitable[Any]], timeout_s: float) -> Any:
+        """``operation(client)`` (a listing, a read, a prompt) on the running server, bounded;
+        started first if need be. Failures are one-line ``ToolError``s."""
+        from mcp.shared.exceptions import MCPError
+
+        if self.state != RUNNING or self._client is None or _closed(self._client):
+            if not await self.ensure_started():
+                raise ToolError(f"MCP server '{self.name}' is not running: {self.error}")
+        try:
+            return await asyncio.wait_for(operation(self._client), timeout_s)
+        except TimeoutError:
+            raise ToolError(f"MCP server '{self.name}' did not answer {what} within {timeout_s:g}s") from None
+        except MCPError as exc:
+            raise ToolError(f"MCP server '{self.name}' refused {what}: {self.scrub(exc.message)}") from None
+        except ToolError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - e.g. a reply the SDK could not validate
+            raise ToolError(f"MCP server '{self.name}' failed {what}: {self.scrub(describe(exc))}") from None
+
+    async def _notified(self, message: Any) -> None:
+        """Server notifications besides progress and log lines: a changed tool list is read
+        again on the next turn (resources and prompts are listed fresh each time)."""
+        if getattr(message, "method", None) == "notifications/tools/list_changed":
+            self.tools_stale = True
+
+    async def refresh_tools(self, timeout_s: float) -> None:
+        """Read a stale tool list again (a failure keeps the old one, stale, for the next turn)."""
+        tools = await self.use("listing its tools", _list_tools, timeout_s)
+        self.tools, self.tools_stale = tools, False
+        self.tools_version += 1
+
+    async def roots_changed(self) -> None:
+        """Tell a running server that the roots changed (it asks for them again)."""
+        client = self._client
+        if self.state == RUNNING and client is not None and not _closed(client):
+            with suppress(Exception), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                await asyncio.wait_for(client.send_roots_list_changed(), STOP_TIMEOUT_S)
 
     async def _lost(self, restarted: bool, generation: int, mark: int, detail: str = "") -> str:
         tail = self.stderr_tail(since=mark)  # what the server wrote during this call
@@ -274,6 +337,16 @@ async def _list_tools(client: Any) -> list[Any]:
         if not cursor:
             break
     return tools
+
+
+async def _ask_for_logs(client: Any) -> None:
+    """Servers of the handshake era send log lines at the level set by ``logging/setLevel``
+    (newer ones read the level from each request); a refusal is no reason to fail the start."""
+    if getattr(client.server_capabilities, "logging", None) is None:
+        return
+    with suppress(Exception), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        await client.set_logging_level(LOG_LEVEL)
 
 
 def _closed(client: Any) -> bool:

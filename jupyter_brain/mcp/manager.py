@@ -4,12 +4,16 @@ kernel's life on one background loop, stopped at exit, restarted after a crash.
 ``MCPManager.tools(config_file)`` is what a turn calls: it brings the running servers in
 line with the file (new ones start, removed or changed ones stop) and returns their
 tools as ``ToolSpec``s. Everything blocking is bounded; nothing here raises into a turn.
+``resources``/``read_resource`` and ``prompts``/``get_prompt`` serve ``%agent mcp`` and a turn's
+``--resource``/``--mcp-prompt`` (``catalog.py``); ``set_sampler`` and ``set_roots`` say how the
+kernel answers servers' sampling and roots requests (``client_hooks.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import atexit
+import concurrent.futures
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -17,8 +21,12 @@ from typing import Any
 
 from ..agent.artifacts import ArtifactStore
 from ..agent.images import ToolResult
+from ..agent.tool_context import current_tool_context
 from ..agent.tools import TOOL_CALL_TIMEOUT_S, ToolError, ToolSpec
+from . import catalog
 from .adapter import tool_spec
+from .catalog import PromptInfo, ResourceInfo
+from .client_hooks import ClientHooks, Sampler
 from .config import ServerConfig, load_servers
 from .connection import FAILED, RUNNING, STARTUP_TIMEOUT_S, STOP_TIMEOUT_S, ServerConnection
 from .loop import BackgroundLoop, LoopTimeout
@@ -31,6 +39,7 @@ Report = Callable[[str], None]
 # its own timeout never overtakes the executor's (it would arrive first, on a busy machine,
 # as an ordinary error that leaves the tool unblocked); it only frees the worker thread.
 SERVER_GRACE_S = 5.0
+REQUEST_TIMEOUT_S = 30.0  # a listing, a resource read, a prompt
 
 
 class MCPManager:
@@ -43,10 +52,11 @@ class MCPManager:
         self.loop = BackgroundLoop()
         self.connections: dict[str, ServerConnection] = {}
         self.config_errors: dict[str, str] = {}
-        self._specs: dict[str, tuple[int, list[ToolSpec]]] = {}  # server -> (generation, specs)
+        self._specs: dict[str, tuple[tuple[int, int], list[ToolSpec]]] = {}  # server -> ((generation, tools_version), specs)
         self._reported: set[tuple[str, str]] = set()
         self._lock = threading.RLock()
         self._closed = False
+        self.hooks = ClientHooks()
 
     # the turn's entry point ------------------------------------------------------
     def tools(self, config_file: str | Path, report: Report | None = print) -> list[ToolSpec]:
@@ -71,6 +81,9 @@ class MCPManager:
                 unstarted = [f"MCP server '{c.name}' did not start within {budget:g}s; its tools are left "
                              f"out of this turn and the next turn tries again."
                              for c in pending if c.state not in (RUNNING, FAILED)]
+            stale = [c for c in self.connections.values() if c.state == RUNNING and c.tools_stale]
+            if stale:  # they said their tool list changed
+                self._run(_refresh_all(stale), REQUEST_TIMEOUT_S + 2.0)
             specs: list[ToolSpec] = []
             taken: set[str] = set()
             for connection in self.connections.values():
@@ -91,11 +104,12 @@ class MCPManager:
                 self._stop_connection(name)
         for name, config in configs.items():
             if name not in self.connections:
-                self.connections[name] = ServerConnection(config, startup_timeout_s=self.startup_timeout_s)
+                self.connections[name] = ServerConnection(config, startup_timeout_s=self.startup_timeout_s,
+                                                          hooks=self.hooks)
 
     def _tool_specs(self, connection: ServerConnection, taken: set[str]) -> list[ToolSpec]:
         cached = self._specs.get(connection.name)
-        if cached is not None and cached[0] == connection.generation:
+        if cached is not None and cached[0] == (connection.generation, connection.tools_version):
             taken.update(s.name for s in cached[1])
             return cached[1]
         timeout = connection.config.tool_timeout_s or self.tool_timeout_s
@@ -107,7 +121,7 @@ class MCPManager:
             except Exception as exc:  # noqa: BLE001 - one odd schema must not hide the server's other tools
                 self.config_errors[f"{connection.name}:{tool.name}"] = (
                     f"server {connection.name!r}: tool {tool.name!r} left out ({type(exc).__name__}: {exc})")
-        self._specs[connection.name] = (connection.generation, specs)
+        self._specs[connection.name] = ((connection.generation, connection.tools_version), specs)
         return specs
 
     def _caller(self, server: str, tool: str, timeout_s: float | None) -> Callable[..., str]:
@@ -127,16 +141,103 @@ class MCPManager:
             raise ToolError(f"MCP server '{server}' is no longer configured")
         # The executor gives up at `timeout`; the bound here only frees this thread.
         budget = timeout + connection.startup_timeout_s + 2 * STOP_TIMEOUT_S + 2.0
+        context = current_tool_context()  # the executor's, on this worker thread
+        future = self.loop.submit(connection.call(tool, arguments, timeout, context))
+        # When the executor abandons the call (its timeout, a Ctrl-C), the request's task is
+        # cancelled: the SDK sends `notifications/cancelled` and the server stays usable.
+        forget = context.on_cancel(future.cancel) if context is not None else None
         try:
-            result = self.loop.run(connection.call(tool, arguments, timeout), budget)
-        except LoopTimeout:
+            result = future.result(budget)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
             raise ToolError(f"MCP server '{server}' did not answer within {timeout:g}s") from None
+        except concurrent.futures.CancelledError:
+            raise ToolError(f"the call of '{tool}' on MCP server '{server}' was cancelled") from None
+        finally:
+            if forget is not None:
+                forget()
         try:
             rich = render_rich(result, self.artifacts)
             text = connection.scrub(rich.text)
             return ToolResult(text, rich.images) if rich.images else text
         except ToolError as exc:
             raise ToolError(connection.scrub(str(exc))) from None
+
+    # how the kernel answers servers ---------------------------------------------------
+    def set_sampler(self, sampler: Sampler | None) -> None:
+        """Who answers servers' sampling requests (None: each gets a one-line refusal)."""
+        self.hooks.sampler = sampler
+
+    def set_roots(self, paths: list[Path]) -> None:
+        """The roots servers see (default: the working directory); running servers are told."""
+        new = [Path(p) for p in paths]
+        if new == self.hooks.roots:
+            return
+        self.hooks.roots = new
+        running = [c for c in self.connections.values() if c.state == RUNNING]
+        if running and self.loop.running:
+            self._run(_roots_changed(running), STOP_TIMEOUT_S + 2.0)
+
+    # resources and prompts ----------------------------------------------------------------
+    def resources(self, config_file: str | Path, report: Report | None = print) -> list[ResourceInfo]:
+        """Every running server's resources and templates (servers without resources skipped)."""
+        return self._gather(config_file, report, "resources", "listing its resources", catalog.list_resources)
+
+    def prompts(self, config_file: str | Path, report: Report | None = print) -> list[PromptInfo]:
+        """Every running server's prompts (servers without prompts skipped)."""
+        return self._gather(config_file, report, "prompts", "listing its prompts", catalog.list_prompts)
+
+    def read_resource(self, server: str, uri: str) -> str | ToolResult:
+        """A resource's contents as a tool's embedded resource reads; ``ToolError`` one-liners."""
+        connection = self._capable(server, "resources")
+        result = self._use(connection, f"reading {uri}", lambda client: client.read_resource(uri))
+        return catalog.resource_text(server, uri, result, self.artifacts)
+
+    def get_prompt(self, server: str, name: str, arguments: dict[str, str]) -> list[tuple[str, str]]:
+        """The prompt's (role, text) messages; a missing required argument is named."""
+        connection = self._capable(server, "prompts")
+        known = {p.name: p for p in self._use(connection, "listing its prompts",
+                                              lambda client: catalog.list_prompts(server, client))}
+        if name not in known:
+            listed = ", ".join(sorted(known)) or "none"
+            raise ToolError(f"MCP server '{server}' has no prompt '{name}' (its prompts: {listed})")
+        missing = catalog.missing_arguments(known[name], arguments)
+        if missing:
+            raise ToolError(f"prompt '{server}:{name}' needs the argument{'s' if len(missing) > 1 else ''} "
+                            f"{', '.join(missing)} (give name=value)")
+        args = {k: str(v) for k, v in arguments.items()}
+        result = self._use(connection, f"the prompt '{name}'", lambda client: client.get_prompt(name, args))
+        return catalog.prompt_messages(result, self.artifacts)
+
+    def _gather(self, config_file: str | Path, report: Report | None, capability: str, what: str,
+                lister: Callable[[str, Any], Any]) -> list[Any]:
+        self.tools(config_file, report)  # start what the file lists, as a turn does
+        found: list[Any] = []
+        for name, connection in list(self.connections.items()):
+            if connection.state != RUNNING or not catalog.has_capability(connection._client, capability):
+                continue
+            try:
+                found += self._use(connection, what, lambda client, name=name: lister(name, client))
+            except ToolError as exc:
+                if report is not None:
+                    report(str(exc))
+        return found
+
+    def _capable(self, server: str, capability: str) -> ServerConnection:
+        connection = self.connections.get(server)
+        if connection is None or self._closed:
+            known = ", ".join(sorted(self.connections)) or "none running"
+            raise ToolError(f"no MCP server '{server}' (servers: {known})")
+        if connection.state == RUNNING and not catalog.has_capability(connection._client, capability):
+            raise ToolError(f"MCP server '{server}' offers no {capability}")
+        return connection
+
+    def _use(self, connection: ServerConnection, what: str, operation: Callable[[Any], Any]) -> Any:
+        budget = REQUEST_TIMEOUT_S + connection.startup_timeout_s + 2 * STOP_TIMEOUT_S + 2.0
+        try:
+            return self.loop.run(connection.use(what, operation, REQUEST_TIMEOUT_S), budget)
+        except LoopTimeout:
+            raise ToolError(f"MCP server '{connection.name}' did not answer {what} in time") from None
 
     # %agent mcp ... ---------------------------------------------------------------------
     def status(self) -> dict[str, ServerConnection]:
@@ -197,6 +298,14 @@ class MCPManager:
 
 async def _start_all(connections: list[ServerConnection]) -> None:
     await asyncio.gather(*(c.ensure_started() for c in connections), return_exceptions=True)
+
+
+async def _refresh_all(connections: list[ServerConnection]) -> None:
+    await asyncio.gather(*(c.refresh_tools(REQUEST_TIMEOUT_S) for c in connections), return_exceptions=True)
+
+
+async def _roots_changed(connections: list[ServerConnection]) -> None:
+    await asyncio.gather(*(c.roots_changed() for c in connections), return_exceptions=True)
 
 
 async def _stop_all(connections: list[ServerConnection]) -> None:

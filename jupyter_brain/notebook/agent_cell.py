@@ -17,12 +17,14 @@ from .code_cells import insert_code_cell
 from .headless import is_headless
 from .interpolate import interpolate
 from .kernel_inputs import approver_for, cell_tools, workspace_for
+from .mcp_cell import MCPCellHook, cell_inputs
 from .memory import memory_roles
 from .notebook_session import kernel_base, session_notice
 from .options import options_for
 from .parsers import agent_parser, split_flags
 from .providers import resolve_provider
 from .replay import approver_with_recording, cell_source, output_metadata, replaying_provider
+from .sampling import SamplingTurn, kernel_sampler, sampling_approver
 from .turn_export import remember_turn
 from .turn_failure import fail_statuses, turn_failure
 from .turn_keywords import prompt_directory, turn_keywords
@@ -40,7 +42,7 @@ def run_agent_cell(magics: Any, line: str, cell: str, *, interpolate_prompt: boo
         print(parser.format_help())
         return None
     prompt = cell.strip()
-    if not prompt:
+    if not prompt and not args.mcp_prompt:
         raise UsageError("%%agent: write the prompt in the cell body, below the %%agent line")
     options = options_for(magics.defaults(), args)
     fail_on = fail_statuses(getattr(magics, "fail_on", None))  # AgentMagics.fail_on, checked before the turn
@@ -66,8 +68,16 @@ def run_agent_cell(magics: Any, line: str, cell: str, *, interpolate_prompt: boo
                                   lambda: resolve_provider(options, user_ns, cache=getattr(magics, "provider_cache", None)))
     keywords = turn_keywords(options, provider.live or provider, magics.data_dir, magics.runtime)  # --top-k, --citations, --skill
     if interpolate_prompt:
-        prompt = interpolate(prompt, user_ns)
+        prompt = interpolate(prompt, user_ns)  # the user's text only: a server's prompt is used as sent
+    sampler = kernel_sampler(magics)  # answers MCP servers' sampling requests (installed where mcp.json is)
+    mcp_inputs = cell_inputs(magics, args, prompt)  # --resource, --mcp-prompt (a failure stops the cell here)
+    if mcp_inputs is not None:
+        prompt = mcp_inputs.prompt
     view = agent_view(magics.shell, fold=magics.fold)
+    headless = is_headless(magics.shell)
+    sampling = SamplingTurn(options.permission, sampling_approver(view, magics.approval_timeout, headless=headless),
+                            provider, timeout_s=magics.approval_timeout)
+    sampler.begin(sampling)
     try:
         store = magics.checkpoint_store()
         harness = session.build_harness(
@@ -75,14 +85,15 @@ def run_agent_cell(magics: Any, line: str, cell: str, *, interpolate_prompt: boo
             cell_tools(user_ns, store),
             options,
             approver=approver_with_recording(
-                approver_for(view, magics.approval_timeout, headless=is_headless(magics.shell)), provider),
+                approver_for(view, magics.approval_timeout, headless=headless), provider),
             workspace=workspace_for(user_ns, magics.workspace_tokens, magics.workspace_dir),
             working_directory=os.getcwd(), prompt_directory=prompt_directory(magics.runtime),
             web_search=registered_web_search(),  # @jupyter_brain.web_search
             secrets=provider_secrets(provider),
             checkpoint_store=store,
             **memory_roles(manager, options.memory, provider),  # AgentMagics.memory
-            hooks=list(getattr(magics, "hooks", {}).values()),  # %agent hooks add NAME
+            hooks=[*getattr(magics, "hooks", {}).values(),  # %agent hooks add NAME
+                   MCPCellHook(mcp_inputs, sampling)],  # --resource as context; the sampler's card
         )
         if harness.redactor is not None and hasattr(view, "redact"):
             view.redact = harness.redactor  # also masks the configured keys' values
@@ -91,6 +102,7 @@ def run_agent_cell(magics: Any, line: str, cell: str, *, interpolate_prompt: boo
         view.output_metadata = output_metadata(provider)  # the recording, saved with the notebook
         remember_turn(magics, line, cell, result, provider, session)  # to_test(), %agent export-test (#27)
     finally:
+        sampler.end(sampling)
         close_view(view)
     user_ns["_agent"] = result
     lab = getattr(magics, "lab", None)  # the JupyterLab extension's comm, if any (lab_channel.py)

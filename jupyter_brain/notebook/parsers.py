@@ -141,6 +141,12 @@ def build_parser() -> UsageParser:
     for name in ("top_k", "citations", "skill"):  # the turn's context pack, Sources, skill file
         add_setting(p, name)
     add_setting(p, "web")  # --web on|off: the turn's web search (agent/web)
+    # MCP servers' resources and prompts (notebook/mcp_cell.py)
+    p.add_argument("--resource", action="append", default=[], metavar="SERVER:URI",
+                   help="attach an MCP server's resource to this turn as context (repeatable; %agent mcp resources)")
+    p.add_argument("--mcp-prompt", metavar="SERVER:NAME",
+                   help="start the turn from an MCP server's prompt (%agent mcp prompts); the cell body follows it")
+    p.add_argument("--arg", action="append", default=[], metavar="KEY=VALUE", help="an argument of --mcp-prompt (repeatable)")
     for name in ("max_cost_per_turn", "max_tokens_per_turn"):  # --max-cost, --max-tokens-total (agent/cost_caps)
         add_setting(p, name)
     add_setting(p, "replay")  # --replay auto|off|strict: the cell's recording (notebook/replay.py)

@@ -2,7 +2,7 @@
 
 A turn streams thousands of one-token deltas. Views only need each run of consecutive
 deltas of the same block (text or thinking of one step, arguments of one tool call) as
-one entry, so the durable transcript stays linear in the text and a batch of live
+one entry (and of a run of one tool call's progress notifications, the latest), so the durable transcript stays linear in the text and a batch of live
 events carries each run once. The front-end merges with the same rules
 (``js/src/compact.ts``).
 """
@@ -67,6 +67,12 @@ def _block_key(entry: Entry) -> tuple[Any, ...] | None:
     return None
 
 
+def _same_progress(last: Entry | None, entry: Entry) -> bool:
+    """A progress notification right after another of the same call replaces it."""
+    return (last is not None and entry["type"] == "tool_progress" and last["type"] == "tool_progress"
+            and last.get("call_id") == entry.get("call_id"))
+
+
 @dataclass
 class Transcript:
     """Append-only list of compact entries; the open delta run is joined lazily.
@@ -86,6 +92,9 @@ class Transcript:
             self._open_parts.append(entry[_DELTA_FIELD[entry["type"]]])
             return
         self._close()
+        if _same_progress(self._entries[-1] if self._entries else None, entry):
+            self._entries[-1] = dict(entry)  # a tool's progress: only the latest counts
+            return
         self._entries.append(dict(entry))
         if key is not None:
             self._open_key = key

@@ -18,7 +18,9 @@ from ._answer import code_argument, output_note, outputs_markdown, plan_turn, pr
 from ._fold import Entry, as_entry, fold
 from ._header import Header
 from ._live_final import LiveFinal
-from ._text_lines import (
+from ._lines import (
+    LOUD_LEVELS,
+    ProgressLines,
     _context_pack_line,
     _end_line,
     _fallback_line,
@@ -28,6 +30,8 @@ from ._text_lines import (
     _source_items,
     _start_line,
     _usage_line,
+    server_log_line,
+    server_log_markdown,
 )
 
 
@@ -58,6 +62,7 @@ class TextView:
             self._flush_deltas = bool(self.stream.isatty())
         except (AttributeError, ValueError):  # no isatty, or a closed file
             self._flush_deltas = False
+        self._progress = ProgressLines()  # a tool's progress: a few lines, not one per notification
 
     # output helpers --------------------------------------------------------
     def _write(self, text: str, prefix: str = "") -> None:
@@ -198,6 +203,15 @@ class TextView:
             else:
                 self._line(f"    {output_note(out)}")
 
+    def _on_tool_progress(self, e: Entry) -> None:
+        line = self._progress.line(e)
+        if line:
+            self._line(line)
+
+    def _on_server_log(self, e: Entry) -> None:
+        if e["level"] in LOUD_LEVELS:  # the rest: in the transcript's collapsed log
+            self._line(f"  ⚑ {server_log_line(e)}")
+
     def _on_retry(self, e: Entry) -> None:
         self._saw_text = False  # the failed attempt's text is discarded
         self._held.pop(e["step"], None)
@@ -309,6 +323,7 @@ def _turn_markdown(turn: list[Entry], header: Header) -> list[str]:
     head: list[str] = []
     blocks: list[str] = []  # the steps
     citations: list[Entry] = []
+    server_logs: list[Entry] = []  # one collapsed block after the steps
     texts_shown: set[int] = set()
     saw_text = any(x["type"] == "text_delta" for x in turn)  # (the answer's text is skipped below)
     prev_type = ""
@@ -414,6 +429,8 @@ def _turn_markdown(turn: list[Entry], header: Header) -> list[str]:
             blocks.append(text + (f"\n\n{fmt.fence(diff, 'diff')}" if diff else ""))
         elif etype == "approval_decision":
             blocks.append(f"{'✓' if e['approved'] else '✗'} {fmt.approval_text(e)}")
+        elif etype == "server_log":
+            server_logs.append(e)
         prev_type = etype
     first = [fmt.quote(f"**⚠ Error** `{e['kind']}` ({fmt.error_tail(e)}): {e['message']}") for e in plan.fatal]
     if plan.end is not None and plan.answer_kind == "refused":
@@ -424,4 +441,4 @@ def _turn_markdown(turn: list[Entry], header: Header) -> list[str]:
         first.append(sources_markdown(last.get("local") or [], last.get("web") or []))
     if plan.end is not None:
         first.append(f"**{_end_line(header, plan.end)}** · {_usage_line(header)}")
-    return head + first + blocks
+    return head + first + blocks + server_log_markdown(server_logs)

@@ -14,6 +14,7 @@ import time
 import pytest
 
 from jupyter_brain.agent import executor as executor_module
+from jupyter_brain.agent import tool_workers
 from jupyter_brain.agent.artifacts import ArtifactStore, artifact_tool
 from jupyter_brain.agent.budget import TurnBudget
 from jupyter_brain.agent.executor import MAX_REPAIR_ATTEMPTS, BoundedToolExecutor, ToolOutcome, ToolTurnState
@@ -713,8 +714,8 @@ def test_hung_tool_does_not_hold_up_later_calls(settled):
 
 
 def test_tool_workers_are_reused(monkeypatch):
-    pool = executor_module._Workers()  # this test's own: no idle (or hung) workers of other tests
-    monkeypatch.setattr(executor_module, "_WORKERS", pool)
+    pool = tool_workers.Workers()  # this test's own: no idle (or hung) workers of other tests
+    monkeypatch.setattr(tool_workers, "WORKERS", pool)
     threads = []  # strong references: distinct thread objects stay distinct
 
     @tool

@@ -6,7 +6,8 @@
     python demo_server.py fail            # writes to stderr (with $DEMO_TOKEN) and exits: cannot start
 
 Its tools cover what a client must handle: a read-only tool, a destructive one, an image,
-an embedded resource, an error result, a large result, a crash and a hang. ``started``
+an embedded resource, an error result, a large result, a crash, a hang, progress with a
+noted cancellation (``slow``). ``started``
 tells how many calls of a tool the server has begun, so a test can check what was sent.
 """
 
@@ -21,7 +22,7 @@ from collections import Counter
 
 import anyio
 import mcp_types as types
-from mcp.server.mcpserver import Image, MCPServer
+from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 server = MCPServer("demo", instructions="A demo server for jupyter-brain's tests.", log_level="WARNING")
@@ -99,6 +100,19 @@ async def hang(seconds: float = 3600.0) -> str:
     STARTED["hang"] += 1
     await anyio.sleep(seconds)
     return "woke up"
+
+
+@server.tool(annotations=types.ToolAnnotations(read_only_hint=True))
+async def slow(ctx: Context, seconds: float = 3600.0) -> str:
+    """Report progress once, then sleep; a cancellation is written to stderr (the test reads it)."""
+    await ctx.report_progress(1, 2, "started")
+    await ctx.info("slow: started")
+    try:
+        await anyio.sleep(seconds)
+    except anyio.get_cancelled_exc_class():
+        print("demo: slow was cancelled by the client", file=sys.stderr, flush=True)
+        raise
+    return "done"
 
 
 @server.tool(annotations=types.ToolAnnotations(read_only_hint=True))

@@ -110,3 +110,58 @@ def children_running(module: str) -> list[int]:
         if ppid == os.getpid() and b"-m" in argv and module.encode() in argv:
             found.append(pid)
     return found
+
+
+# the third-party servers of tests/mcp_client/npm (issue #26) ---------------------------------
+NPM_DIR = Path(__file__).with_name("npm")
+
+
+def npm_server(name: str) -> Path:
+    """The bin of an npm MCP server installed in tests/mcp_client/npm by `npm ci` (scripts/test.sh
+    runs it). Outside CI a missing install skips the test, naming the fix; in CI (CI=true) it fails."""
+    import pytest
+
+    path = NPM_DIR / "node_modules" / ".bin" / name
+    if path.exists():
+        return path
+    message = f"{name} is not installed: run `npm ci` in {NPM_DIR}"
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def npm_entry(name: str, *args: str, **extra) -> dict:
+    """An ``mcpServers`` entry running an npm server's bin with the machine's Node, over stdio."""
+    return {"command": "node", "args": [str(npm_server(name)), *args], **extra}
+
+
+def start_everything_http(attempts: int = 5) -> tuple[str, subprocess.Popen[str]]:
+    """server-everything in its streamableHttp mode on 127.0.0.1: (its URL, its process).
+
+    It takes its port from $PORT and says "listening on port N" on stderr once it listens (or
+    that the port is taken: another free port is tried). Waits on that line, never a sleep."""
+    binary = npm_server("mcp-server-everything")
+    for _ in range(attempts):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        process = subprocess.Popen(["node", str(binary), "streamableHttp"], env={**os.environ, "PORT": str(port)},
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        said: list[str] = []
+        heard = threading.Event()
+
+        def listen(process=process, said=said, heard=heard) -> None:
+            assert process.stderr is not None
+            for line in process.stderr:
+                said.append(line)
+                if "listening on port" in line or "already in use" in line or "Failed" in line:
+                    heard.set()
+            heard.set()  # it exited
+
+        threading.Thread(target=listen, daemon=True).start()
+        heard.wait(60)
+        if any("listening on port" in line for line in said):
+            return f"http://127.0.0.1:{port}/mcp", process
+        process.kill()
+        exit_code(process)
+    raise RuntimeError(f"server-everything did not start over HTTP: {''.join(said)[-500:]}")

@@ -13,6 +13,7 @@ class ToolRow {
   private streamedArgs = "";
   private hasArgs = false;
   private approvalCard: HTMLElement | null = null;
+  private progressEl: HTMLDivElement | null = null;
   wave: number | null = null;
 
   constructor(
@@ -58,8 +59,9 @@ class ToolRow {
 
   /** Hold the approval card under the call it asks about (it shows the arguments, so the
    *  row's own copy is hidden). */
-  awaitApproval(card: HTMLElement): void {
-    this.el.classList.add("jb-tool-awaiting", "jb-tool-has-approval");
+  awaitApproval(card: HTMLElement, own = true): void {
+    this.el.classList.add("jb-tool-awaiting");
+    if (own) this.el.classList.add("jb-tool-has-approval"); // (another's card: a sampling request)
     setText(this.meta, "waiting for approval…");
     this.approvalCard = card;
     this.el.append(card);
@@ -75,7 +77,28 @@ class ToolRow {
     if (this.el.classList.contains("jb-tool-running")) setText(this.meta, approved ? "running…" : "denied");
   }
 
+  /** The latest progress notification of a running call: "3/5 · message" and a thin bar
+   *  (no bar when the total is unknown). Server text goes into text nodes only. */
+  progress(e: EventOf<"tool_progress">): void {
+    if (!this.el.classList.contains("jb-tool-running")) return; // a late notification
+    if (this.progressEl === null) {
+      this.progressEl = h("div", "jb-tool-progress", h("div", "jb-progress-bar", h("div", "jb-progress-fill")),
+        h("span", "jb-progress-text"));
+      this.el.querySelector(".jb-tool-head")?.after(this.progressEl);
+    }
+    const [bar, text] = [this.progressEl.firstElementChild as HTMLElement, this.progressEl.lastElementChild as HTMLElement];
+    setText(text, progressText(e));
+    const total = e.total ?? 0;
+    bar.hidden = !(total > 0);
+    if (total > 0) {
+      const share = Math.max(0, Math.min(1, e.progress / total));
+      (bar.firstElementChild as HTMLElement).style.width = `${Math.round(share * 100)}%`;
+    }
+  }
+
   end(e: EventOf<"tool_call_end">): void {
+    this.progressEl?.remove(); // the result says how it ended
+    this.progressEl = null;
     this.el.classList.remove("jb-tool-running", "jb-tool-awaiting");
     this.el.classList.add(`jb-tool-${e.status}`);
     setText(this.icon, TOOL_ICON[e.status] ?? "•");
@@ -85,6 +108,14 @@ class ToolRow {
     if (!this.hasArgs && this.streamedArgs === "") this.args.remove();
     this.el.append(...resultView(e));
   }
+}
+
+/** "3/5 · message", "40% · message" when the total is 100, "3 · message" without a total. */
+export function progressText(e: EventOf<"tool_progress">): string {
+  const n = (x: number): string => (Number.isInteger(x) ? String(x) : x.toFixed(1));
+  const total = e.total ?? 0;
+  const count = total === 100 ? `${n(e.progress)}%` : total > 0 ? `${n(e.progress)}/${n(total)}` : n(e.progress);
+  return e.message ? `${count} · ${e.message}` : count;
 }
 
 interface WaveGroup {
@@ -126,8 +157,19 @@ export class ToolTimeline {
     row.end(e);
   }
 
-  awaitApproval(callId: string, name: string, card: HTMLElement): void {
-    this.row(callId, name).awaitApproval(card);
+  progress(e: EventOf<"tool_progress">): void {
+    this.rows.get(e.call_id)?.progress(e);
+  }
+
+  /** Whether a row of this call is here (a sampling card goes under its tool's row). */
+  has(callId: string): boolean {
+    return this.rows.has(callId);
+  }
+
+  /** ``own`` false: the card asks about something the call waits for (an MCP server's
+   *  sampling request), not the call itself, whose arguments stay shown. */
+  awaitApproval(callId: string, name: string, card: HTMLElement, own = true): void {
+    this.row(callId, name).awaitApproval(card, own);
   }
 
   approvalDecided(callId: string, approved: boolean): void {

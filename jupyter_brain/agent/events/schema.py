@@ -154,6 +154,34 @@ class UsageEvent(EventBase):
     cache_creation_tokens: int = 0
     cost_usd: float | None = None
     usage_estimated: bool = False  # the server reported none: counted with the tokenizer
+    # "" for the turn's own model calls; else what made the call, e.g. "sampling for MCP server 'x'"
+    # (counted in the turn's totals all the same)
+    label: str = ""
+    call_id: str | None = None  # the tool call it was made for, if any
+
+
+class ToolProgress(EventBase):
+    """A running tool's progress (an MCP server's progress notification), for its timeline row."""
+
+    type: Literal["tool_progress"] = "tool_progress"
+    step: int = 0
+    call_id: str
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
+class ServerLog(EventBase):
+    """A log line an MCP server sent (``notifications/message``); ``call_id`` when it came
+    during that tool call."""
+
+    type: Literal["server_log"] = "server_log"
+    step: int = 0
+    call_id: str | None = None
+    server: str
+    level: str  # the protocol's: debug info notice warning error critical alert emergency
+    logger: str | None = None
+    message: str
 
 
 class RetryEvent(EventBase):
@@ -329,6 +357,8 @@ Event = Annotated[
     | ReflectionEvent
     | StrategyStepEvent
     | UsageEvent
+    | ToolProgress
+    | ServerLog
     | RetryEvent
     | ErrorEvent
     | StepEnd

@@ -1,12 +1,15 @@
 """The one event stream of a turn: stamp, mask, log, then fan out to every consumer.
 
 The log, the widget, the text view and user callbacks all receive the same masked event
-object, so no view can show a secret that another view hides.
+object, so no view can show a secret that another view hides. Events may come from other
+threads (a tool's progress, an MCP server's log line): one lock keeps ``seq`` in the order
+every consumer sees them.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -41,8 +44,13 @@ class EventEmitter:
         self.redact = redact
         self.seq = 0
         self.closing = False  # the turn is ending: a Ctrl-C from a callback cannot stop it any more
+        self._lock = threading.RLock()  # re-entrant: a consumer may emit from inside
 
     def __call__(self, event: EventBase) -> None:
+        with self._lock:
+            self._emit(event)
+
+    def _emit(self, event: EventBase) -> None:
         # Plain fields: set them directly (pydantic's __setattr__ costs ~1.5 µs each).
         event.__dict__.update(session_id=self.session_id, turn_id=self.turn_id, seq=self.seq)
         if self.redact is not None:

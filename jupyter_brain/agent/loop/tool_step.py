@@ -20,6 +20,7 @@ from ..executor import Approval, BoundedToolExecutor, ToolOutcome, ToolTurnState
 from ..images import view_images
 from ..results import ToolCallRecord
 from ..thinking import ThinkingManager
+from ..tool_context import ChargeUsage, ToolContext
 from ..tools import ToolSpec
 
 Emit = Callable[[Any], None]
@@ -74,6 +75,7 @@ class ToolStep:
     callbacks: AgentCallbacks
     emit: Emit
     approval_timeout_s: float = 0.0
+    charge_usage: ChargeUsage | None = None  # a tool's own model usage (MCP sampling), into the turn
 
     def run(self, calls: list[ToolCall], step: int, budget: TurnBudget,
             cancelled: Callable[[], bool]) -> ToolStepOutcome:
@@ -111,6 +113,7 @@ class ToolStep:
             outcomes = self.executor.execute(
                 calls, self.state, remaining_s=budget.remaining_s, on_start=on_start, on_end=on_end,
                 cancelled=cancelled, approvals=ApprovalEvents(step, emit, budget, self.approval_timeout_s),
+                tool_context=lambda call: ToolContext(call.id, step=step, emit=emit, charge_usage=self.charge_usage),
             )
         except KeyboardInterrupt:
             return ToolStepOutcome(finished, interrupted=True)

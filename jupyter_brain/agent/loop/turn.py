@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
+from functools import partial
 from typing import Any
 
 from ...providers.base import ProviderError, ProviderResult, Usage
@@ -52,6 +53,7 @@ from ..redact import Redactor
 from ..reflection import ReflectionResult
 from ..request_snapshot import RequestCapture
 from ..results import StepRecord, ToolCallRecord, TurnResult
+from ..tool_context import TurnEvents
 from ..turn_options import TurnOptions
 from .emitter import EventEmitter
 from .ending import INTERRUPTED_TOOL_NOTE, explain_stop, join, refusal_answer
@@ -60,6 +62,7 @@ from .retry import call_with_retries
 from .setup import TurnSetup
 from .tool_offer import turn_tools
 from .tool_step import ToolStep
+from .tool_usage import charge_side_usage, charge_tool_usage, spent
 
 Message = dict[str, Any]
 
@@ -94,6 +97,8 @@ class Turn:
         self.totals: dict[str, int] = dict.fromkeys(Usage.model_fields, 0)  # the turn's Usage, as ints
         self.usage_estimated = False  # any call's usage was counted locally (Usage.estimated)
         self.cost: float | None = 0.0
+        self._usage_lock = threading.Lock()  # tools charge usage from their threads
+        self._charge_tool_usage = partial(charge_tool_usage, self)  # (ToolContext.usage)
         self.side_tokens = 0  # tokens of the hooks' own calls (charge_usage), not in ``totals``
         self.stop_message: str | None = None  # a hook's StopTurn: the turn's final text
         self.steps: list[StepRecord] = []
@@ -126,7 +131,8 @@ class Turn:
             tool_schemas=self.tool_schemas, workspace=setup.workspace,
         )
         self.tools = ToolStep(executor.with_tools(self.offer.specs), self.tool_state, self.tool_calls, self.announced,
-                              self.thinking, setup.callbacks, emit, setup.approval_timeout_s)
+                              self.thinking, setup.callbacks, emit, setup.approval_timeout_s,
+                              charge_usage=self._charge_tool_usage)
 
     def _context(self) -> TurnContext:
         """What the hooks see of this turn: its facts and a few services, never the turn."""
@@ -150,22 +156,23 @@ class Turn:
     def run(self) -> TurnResult:
         started = time.perf_counter()
         self.thinking.on_turn_start()
-        try:
-            self._announce()
-            self.hooks.turn_start()
-            self.fitter.layers = self.hooks.context_layers()
-            while self._next_step():
-                pass
-        except StopTurn as stop:  # a hook ended the turn (a budget cap …): its status, its words
-            self.status, self.stop_message = stop.status, stop.message  # type: ignore[assignment]
-        except ProviderError as exc:
-            self.status, self.error = "error", str(exc)
-            self.emit(ErrorEvent(step=self.step, kind=exc.kind, message=self._clean(str(exc)), recoverable=False))
-        except KeyboardInterrupt:  # between calls: what finished is already in self.messages
-            self.status = "interrupted"
-        except Exception as exc:  # noqa: BLE001 - a bug must still leave a usable session
-            self.status, self.error = "error", f"{type(exc).__name__}: {exc}"
-            self.emit(ErrorEvent(step=self.step, kind="internal", message=self._clean(self.error), recoverable=False))
+        with TurnEvents.enter(self.emit, self._charge_tool_usage):  # what arrives outside tool calls
+            try:
+                self._announce()
+                self.hooks.turn_start()
+                self.fitter.layers = self.hooks.context_layers()
+                while self._next_step():
+                    pass
+            except StopTurn as stop:  # a hook ended the turn (a budget cap …): its status, its words
+                self.status, self.stop_message = stop.status, stop.message  # type: ignore[assignment]
+            except ProviderError as exc:
+                self.status, self.error = "error", str(exc)
+                self.emit(ErrorEvent(step=self.step, kind=exc.kind, message=self._clean(str(exc)), recoverable=False))
+            except KeyboardInterrupt:  # between calls: what finished is already in self.messages
+                self.status = "interrupted"
+            except Exception as exc:  # noqa: BLE001 - a bug must still leave a usable session
+                self.status, self.error = "error", f"{type(exc).__name__}: {exc}"
+                self.emit(ErrorEvent(step=self.step, kind="internal", message=self._clean(self.error), recoverable=False))
         return self._finish(time.perf_counter() - started)
 
     def _announce(self) -> None:
@@ -312,28 +319,21 @@ class Turn:
         """Count a model call's usage (``fields``: its dump, when the caller has it) and cost
         into the turn; returns the call's cost."""
         totals = self.totals
-        for name in totals:
-            totals[name] += fields[name] if fields is not None else getattr(usage, name)
-        if getattr(usage, "estimated", False):
-            self.usage_estimated = True
-        cost = self.setup.price(usage, self.turn_id)
-        self.cost = None if (cost is None or self.cost is None) else self.cost + cost
+        with self._usage_lock:
+            for name in totals:
+                totals[name] += fields[name] if fields is not None else getattr(usage, name)
+            if getattr(usage, "estimated", False):
+                self.usage_estimated = True
+            cost = self.setup.price(usage, self.turn_id)
+            self.cost = None if (cost is None or self.cost is None) else self.cost + cost
         return cost
 
     def _charge_usage(self, usage: Usage, *, provider: Any = None, thinking_phase: bool = False) -> float | None:
-        """A hook's model call: priced and recorded on the session's costs; while the turn
-        runs, its cost is the turn's too (not its tokens: those count the main calls)."""
-        cost = self.setup.price(usage, self.turn_id, provider=provider, thinking_phase=thinking_phase)
-        if not self.emit.closing:
-            self.cost = None if (cost is None or self.cost is None) else self.cost + cost
-            self.side_tokens += usage.total_input_tokens + usage.output_tokens
-        return cost
+        return charge_side_usage(self, usage, provider=provider, thinking_phase=thinking_phase)
 
     def _spent(self) -> Spent:
         """What every model call of the turn used so far (``ctx.spent``)."""
-        t = self.totals
-        tokens = t["input_tokens"] + t["cache_read_tokens"] + t["cache_creation_tokens"] + t["output_tokens"]
-        return Spent(tokens=tokens + self.side_tokens, cost_usd=self.cost)
+        return spent(self)
 
     def _checked(self, purpose: str) -> CheckedProvider:
         """The turn's provider for a side call, seen by the hooks' ``before_model_call`` first."""
@@ -449,3 +449,4 @@ class Turn:
                 self._prompt_at = i
                 return i
         return min(default, len(messages))
+

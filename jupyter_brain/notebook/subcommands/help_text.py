@@ -27,7 +27,7 @@ SUBCOMMANDS = {
     "checkpoints [--session NAME] [--limit N]": "files the agent wrote, as they were before each write",
     "undo [--session NAME] [--force]": "put back the files of the session's last turn with writes",
     "config [KEY=VALUE ...]": "show or set this kernel's defaults (provider, model, think, ...)",
-    "mcp add|list|remove|restart": "MCP servers whose tools the agent gets (`%agent mcp help`)",
+    "mcp ACTION": "MCP servers: add, list, remove, restart; their resources, read, prompts (`%agent mcp help`)",
     "remember TEXT": "keep a fact for later turns of any session in this folder (AgentMagics.memory)",
     "memory [QUERY]": "the memories kept in this folder, or those matching QUERY with their scores",
     "forget ID": "delete a memory (its id from %agent memory, e.g. m3)",

@@ -1,4 +1,5 @@
-"""``%agent mcp add / list / remove / restart``: the MCP servers whose tools the agent gets.
+"""``%agent mcp add / list / remove / restart``: the MCP servers whose tools the agent gets
+(``resources``, ``read`` and ``prompts``: ``mcp_catalog.py``).
 
 The servers are kept in ``<data_dir>/mcp.json`` (the ``mcpServers`` format of Claude
 Desktop and VS Code); they start with the next turn that offers tools. Env and header
@@ -7,17 +8,22 @@ values are never printed: only their names.
 
 from __future__ import annotations
 
-import os
 import sys
-from pathlib import Path
 from typing import Any
 
 from IPython.core.error import UsageError
+
+from . import mcp_catalog
+from .mcp_catalog import config_file as _path
+from .mcp_catalog import shown as _shown
 
 USAGE = (
     "%agent mcp add NAME [--env KEY[=VALUE] ...] -- COMMAND [ARGS ...]   (a stdio server)\n"
     "%agent mcp add NAME [--header KEY=VALUE ...] URL                    (streamable HTTP)\n"
     "%agent mcp list | remove NAME | restart NAME\n"
+    "%agent mcp resources [SERVER] | read SERVER:URI | prompts [SERVER]\n"
+    "%%agent --resource SERVER:URI attaches a resource to the turn; --mcp-prompt SERVER:NAME\n"
+    "[--arg KEY=VALUE ...] starts it from a server's prompt (the cell body follows it).\n"
     "--env KEY passes the kernel's $KEY to the server (saved as ${KEY}, resolved at start);\n"
     "values may hold such ${VAR} references. The servers live in <data_dir>/mcp.json."
 )
@@ -26,16 +32,11 @@ USAGE = (
 def cmd_mcp(magics: Any, rest: list[str]) -> None:
     action, args = (rest[0].lower(), rest[1:]) if rest else ("list", [])
     handler = {"add": _add, "list": _list, "ls": _list, "remove": _remove, "rm": _remove,
-               "restart": _restart, "help": lambda magics, args: print(USAGE)}.get(action)
+               "restart": _restart, "resources": mcp_catalog.cmd_resources, "read": mcp_catalog.cmd_read,
+               "prompts": mcp_catalog.cmd_prompts, "help": lambda magics, args: print(USAGE)}.get(action)
     if handler is None:
         raise UsageError(f"%agent mcp: unknown action {action!r}\n{USAGE}")
     handler(magics, args)
-
-
-def _path(magics: Any) -> Path:
-    from ...mcp.config import config_path
-
-    return config_path(magics.data_dir)
 
 
 def _add(magics: Any, args: list[str]) -> None:
@@ -159,15 +160,3 @@ def _forget(name: str) -> None:
     kernel = getattr(manager, "_KERNEL", None)
     if kernel is not None and name in kernel.connections:
         kernel.stop(name)
-
-
-def _shown(path: Path) -> str:
-    """The config file's path when it is under the working directory; its role otherwise
-    (a temporary data folder would make outputs differ from run to run)."""
-    try:
-        relative = Path(os.path.relpath(path.resolve(), Path.cwd().resolve()))
-    except ValueError:
-        relative = None
-    if relative is not None and not str(relative).startswith(".."):
-        return str(relative)
-    return f"{path.name} in AgentMagics.data_dir"

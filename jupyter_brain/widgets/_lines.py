@@ -1,11 +1,15 @@
-"""One-line renderings of events for the plain views (``text_view.py``): the turn's start
-and end lines, usage, refusals, fallbacks, memories, sources."""
+"""One-line renderings of single events, shared by ``TextView`` and the Markdown
+transcript (``text_view.py``): the turn's start and end lines, usage, refusals, fallbacks,
+memories, sources, and the MCP ones: a tool's progress, a server's log."""
 
 from __future__ import annotations
 
 from . import _format as fmt
 from ._fold import Entry
 from ._header import Header
+
+# Server log levels the text view prints as they come (the others: the transcript only).
+LOUD_LEVELS = frozenset({"warning", "error", "critical", "alert", "emergency"})
 
 
 def _usage_line(h: Header) -> str:
@@ -40,6 +44,19 @@ def _source_items(e: Entry) -> list[str]:
     return items
 
 
+def _start_line(h: Header) -> str:
+    parts = [f"Turn {h.turn}"]
+    if h.model_label:
+        parts.append(h.model_label)
+    if h.think_level and h.think_level != "off":
+        parts.append(f"think {h.think_level}")
+    if h.strategy:
+        parts.append(f"strategy {h.strategy}")
+    if h.session_id:
+        parts.append(f"session {h.session_id}")
+    return " · ".join(parts)
+
+
 def _end_line(h: Header, e: Entry) -> str:
     """The process summary: ``✓ completed · 4 steps · 3 tools · 1 reflection · 12.4 s · $0.0123``."""
     icon = fmt.STATUS_ICON.get(e["status"], "■")
@@ -65,14 +82,42 @@ def _fallback_line(e: Entry) -> str:
     return f"{e['failed']} failed ({e.get('kind', 'other')}) — continued with {e['next']}"
 
 
-def _start_line(h: Header) -> str:
-    parts = [f"Turn {h.turn}"]
-    if h.model_label:
-        parts.append(h.model_label)
-    if h.think_level and h.think_level != "off":
-        parts.append(f"think {h.think_level}")
-    if h.strategy:
-        parts.append(f"strategy {h.strategy}")
-    if h.session_id:
-        parts.append(f"session {h.session_id}")
-    return " · ".join(parts)
+def progress_text(e: Entry) -> str:
+    """``3/5 · message``; ``40% · message`` when the total is 100; ``3`` without a total."""
+    def n(x: float) -> str:
+        return str(int(x)) if float(x).is_integer() else f"{x:.1f}"
+
+    total = e.get("total") or 0
+    count = f"{n(e['progress'])}%" if total == 100 else f"{n(e['progress'])}/{n(total)}" if total > 0 else n(e["progress"])
+    return f"{count} · {e['message']}" if e.get("message") else count
+
+
+class ProgressLines:
+    """Which progress notifications a text stream prints: a changed message, or each
+    further quarter of the total (a server may send hundreds; a terminal wants a few)."""
+
+    def __init__(self) -> None:
+        self._last: dict[str, tuple[int, str]] = {}
+
+    def line(self, e: Entry) -> str:
+        total = e.get("total") or 0
+        quarter = int(4 * e["progress"] / total) if total > 0 else -1
+        mark = (quarter, str(e.get("message") or ""))
+        if self._last.get(e["call_id"]) == mark:
+            return ""
+        self._last[e["call_id"]] = mark
+        return f"    ⋯ {progress_text(e)}"
+
+
+def server_log_line(e: Entry) -> str:
+    logger = f" ({e['logger']})" if e.get("logger") else ""
+    return f"{e['server']}{logger} {e['level']}: {e['message']}"
+
+
+def server_log_markdown(entries: list[Entry]) -> list[str]:
+    """A turn's server log lines as one collapsed block (nothing without any)."""
+    if not entries:
+        return []
+    lines = "\n".join(server_log_line(e) for e in entries)
+    plural = "s" if len(entries) != 1 else ""
+    return [f"<details><summary>MCP server log ({len(entries)} line{plural})</summary>\n\n{fmt.fence(lines)}\n\n</details>"]

@@ -1,0 +1,62 @@
+"""Cancellation and unsupported requests against a real server (the demo server, which
+writes to stderr when a call is cancelled): a tool timeout and a Ctrl-C send the protocol's
+cancellation and the server stays usable."""
+
+from __future__ import annotations
+
+import signal
+import threading
+
+import pytest
+
+from jupyter_brain.agent.events import ServerLog, ToolProgress
+from jupyter_brain.agent.executor import BoundedToolExecutor, ToolTurnState
+from jupyter_brain.agent.tools import AgentToolRegistry
+from jupyter_brain.providers.base import ToolCall
+
+from .servers import stdio_entry, wait_until, write_config
+
+pytestmark = pytest.mark.mcp_server
+
+CANCELLED = "demo: slow was cancelled by the client"
+
+
+def _executor(manager, path):
+    return BoundedToolExecutor(AgentToolRegistry(list(manager.tools(path, report=None)), permission_mode="auto"))
+
+
+def test_a_tool_timeout_sends_the_cancellation_and_the_next_call_works(manager, tmp_path):
+    path = write_config(tmp_path, {"demo": stdio_entry(tool_timeout_s=1)})
+    executor = _executor(manager, path)
+    outcomes = executor.execute([ToolCall(id="1", name="demo__slow", arguments={}),
+                                 ToolCall(id="2", name="demo__lookup", arguments={"key": "apple"})], ToolTurnState())
+    assert [o.status for o in outcomes] == ["timeout", "ok"] and outcomes[1].output == "red"
+    connection = manager.connections["demo"]
+    assert wait_until(lambda: CANCELLED in connection.stderr_tail())  # the server saw it
+    assert connection.state == "running"
+
+
+def test_ctrl_c_during_a_call_sends_the_cancellation_and_the_server_stays_usable(manager, tmp_path):
+    path = write_config(tmp_path, {"demo": stdio_entry()})
+    executor = _executor(manager, path)
+    events, interrupted = [], threading.Event()
+
+    def context(call):
+        from jupyter_brain.agent.tool_context import ToolContext
+
+        def emit(event):
+            events.append(event)
+            # the call is running on the server, its progress and its log line both in: Ctrl-C now
+            if {type(e) for e in events} >= {ToolProgress, ServerLog} and not interrupted.is_set():
+                interrupted.set()
+                signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+
+        return ToolContext(call.id, emit=emit)
+
+    with pytest.raises(KeyboardInterrupt):
+        executor.execute([ToolCall(id="1", name="demo__slow", arguments={})], ToolTurnState(), tool_context=context)
+    connection = manager.connections["demo"]
+    assert wait_until(lambda: CANCELLED in connection.stderr_tail())
+    assert [e.message for e in events if isinstance(e, ToolProgress)] == ["started"]
+    assert any(isinstance(e, ServerLog) and e.message == "slow: started" for e in events)
+    assert manager.call("demo", "lookup", {"key": "banana"}, 30) == "yellow"
