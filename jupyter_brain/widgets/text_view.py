@@ -17,7 +17,6 @@ from . import _format as fmt
 from ._answer import code_argument, output_note, outputs_markdown, plan_turn, preamble, split_turns
 from ._fold import Entry, as_entry, fold
 from ._header import Header
-from ._live_final import LiveFinal
 from ._lines import (
     LOUD_LEVELS,
     ProgressLines,
@@ -33,6 +32,7 @@ from ._lines import (
     server_log_line,
     server_log_markdown,
 )
+from ._live_final import LiveFinal
 
 
 class TextView:
