@@ -18,6 +18,7 @@ outside any turn is recorded in the session's event log (a ``mcp_sampling`` reco
 
 from __future__ import annotations
 
+import copy
 import itertools
 import threading
 from dataclasses import dataclass, field
@@ -171,12 +172,26 @@ def _messages(request: SamplingRequest) -> list[dict[str, Any]]:
     return messages
 
 
+def _limited(provider: Any, max_tokens: int) -> Any:
+    """The provider with the server's ``maxTokens`` as its output limit, where it has one of
+    its own (``max_tokens``: the Anthropic and OpenAI-compatible providers): a shallow copy,
+    so the turn's provider and its client are untouched. The lower of the two applies."""
+    if max_tokens <= 0 or not hasattr(provider, "max_tokens"):
+        return provider
+    own = provider.max_tokens
+    if own is not None and (not isinstance(own, int) or own <= max_tokens):
+        return provider
+    limited = copy.copy(provider)
+    limited.max_tokens = max_tokens
+    return limited
+
+
 def _complete(provider: Any, request: SamplingRequest) -> SamplingReply:
     """One model call; a failure is a refusal naming it (the server gets one line)."""
     from ..mcp.client_hooks import SamplingRefused, SamplingReply
 
     try:
-        result = provider.generate(_messages(request), [], timeout_s=SAMPLING_TIMEOUT_S)
+        result = _limited(provider, request.max_tokens).generate(_messages(request), [], timeout_s=SAMPLING_TIMEOUT_S)
     except Exception as exc:  # noqa: BLE001 - the server gets one line, the turn goes on
         raise SamplingRefused(f"the model call failed ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from None
     text = result.text

@@ -101,3 +101,26 @@ def test_a_failing_model_call_is_a_one_line_refusal():
     with pytest.raises(SamplingRefused) as info:
         sampler(_request())
     assert str(info.value).startswith("the model call failed (") and "\n" not in str(info.value)
+
+
+class _Limited(ScriptedProvider):
+    """A scripted provider with an output limit of its own, like the real ones."""
+
+    def __init__(self, answers, max_tokens):
+        super().__init__(answers)
+        self.max_tokens = max_tokens
+        self.limits: list = []
+
+    def generate(self, messages, tools, **kwargs):
+        self.limits.append(self.max_tokens)
+        return super().generate(messages, tools, **kwargs)
+
+
+@pytest.mark.parametrize(("own", "asked", "used"), [(None, 20, 20), (4096, 20, 20), (10, 20, 10)])
+def test_the_servers_max_tokens_limits_the_completion_and_the_turns_provider_is_untouched(own, asked, used):
+    bot = _Limited(["Hi."], own)
+    sampler = NotebookSampler(SimpleNamespace(permission="auto"))
+    sampler.begin(_turn("auto", provider=bot)[0])
+    sampler(_request(max_tokens=asked))
+    assert bot.limits == [used]  # the call's limit (lists are shared with the shallow copy)
+    assert bot.max_tokens == own  # the turn's provider keeps its own
