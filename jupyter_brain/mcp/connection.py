@@ -8,6 +8,7 @@ own tasks beside it. Every wait is bounded: the start, each call, the stop.
 from __future__ import annotations
 
 import asyncio
+import logging
 import tempfile
 import warnings
 from collections.abc import Awaitable, Callable
@@ -19,6 +20,7 @@ from ..agent.tools import ToolError
 from .client_hooks import ClientHooks, InFlight, callbacks
 from .config import ConfigError, ServerConfig
 
+log = logging.getLogger("jupyter_brain.mcp")
 STARTUP_TIMEOUT_S = 60.0  # a first `npx` or `uvx` start downloads the server; a busy machine starts slowly
 STOP_TIMEOUT_S = 8.0  # the SDK's stdio shutdown: close stdin, 2 s, SIGTERM, 2 s, SIGKILL
 STDERR_TAIL_CHARS = 1500
@@ -156,7 +158,10 @@ class ServerConnection:
                     await _ask_for_logs(client)
                     self._client = client
                     ready.set_result((tools, client.instructions))
-                    await stop_event.wait()
+                    async with anyio.create_task_group() as group:
+                        group.start_soon(self._listen_for_changes, client)
+                        await stop_event.wait()
+                        group.cancel_scope.cancel()
             if not ready.done():
                 ready.set_exception(RuntimeError("the start was cancelled"))
         except BaseException as exc:  # noqa: BLE001 - the holder ends quietly; callers see the state
@@ -167,6 +172,21 @@ class ServerConnection:
         finally:
             self._client = None
             self._scope = None
+
+    async def _listen_for_changes(self, client: Any) -> None:
+        """On a 2026-07-28 connection a changed tool list comes only to a ``subscriptions/listen``
+        stream; older servers send ``notifications/tools/list_changed`` (``_notified``)."""
+        from mcp.client.subscriptions import ListenNotSupportedError, ToolsListChanged
+
+        try:
+            async with client.listen(tools_list_changed=True) as subscription:
+                async for event in subscription:
+                    if isinstance(event, ToolsListChanged):
+                        self.tools_stale = True
+        except ListenNotSupportedError:
+            return
+        except Exception as exc:  # noqa: BLE001 - refused or lost: the list is read again at a restart
+            log.info("MCP server '%s': no tool-list updates (%s)", self.name, describe(exc))
 
     async def _http_transport(self, stack: AsyncExitStack, url: str, headers: dict[str, str]) -> Any:
         import httpx2

@@ -7,7 +7,7 @@
 
 Its tools cover what a client must handle: a read-only tool, a destructive one, an image,
 an embedded resource, an error result, a large result, a crash, a hang, progress with a
-noted cancellation (``slow``). ``started``
+noted cancellation (``slow``), a tool list that changes (``grow``). ``started``
 tells how many calls of a tool the server has begun, so a test can check what was sent.
 """
 
@@ -113,6 +113,19 @@ async def slow(ctx: Context, seconds: float = 3600.0) -> str:
         print("demo: slow was cancelled by the client", file=sys.stderr, flush=True)
         raise
     return "done"
+
+
+@server.tool(annotations=types.ToolAnnotations(read_only_hint=False))
+async def grow(ctx: Context) -> str:
+    """Add the tool ``grown`` and tell the client that the tool list changed."""
+    server.add_tool(_grown, name="grown", annotations=types.ToolAnnotations(read_only_hint=True))
+    await ctx.notify_tools_changed()  # to subscriptions/listen streams (the 2026-07-28 protocol)
+    return "added the tool grown"
+
+
+def _grown() -> str:
+    """A tool that exists only after ``grow`` ran."""
+    return "grown here"
 
 
 @server.tool(annotations=types.ToolAnnotations(read_only_hint=True))

@@ -239,3 +239,18 @@ def test_editing_the_file_stops_removed_servers_and_restarts_changed_ones(manage
     assert set(manager.connections) == {"a"} and not any(n.startswith("b__") for n in tools)
     assert not alive(pid_b) and not alive(pid_a)  # "a" changed: restarted
     assert int(tools["a__pid"]()) != pid_a
+
+
+def test_a_changed_tool_list_is_read_again_on_the_next_turn(manager, tmp_path):
+    """``notifications/tools/list_changed``: the next turn's tools include the new one, and
+    the tools that did not change keep working."""
+    path = write_config(tmp_path, {"demo": stdio_entry()})
+    tools = _tools(manager, path)
+    assert "demo__grown" not in tools
+    assert tools["demo__grow"]() == "added the tool grown"
+    connection = manager.connections["demo"]
+    assert wait_until(lambda: connection.tools_stale or connection.tools_version > 0)
+    again = _tools(manager, path)
+    assert again["demo__grown"]() == "grown here"
+    assert again["demo__lookup"](key="apple") == "red"
+    assert connection.tools_version == 1 and not connection.tools_stale
