@@ -22,6 +22,7 @@ from .artifacts import ArtifactStore
 from .images import ToolResult, model_images
 from .repair import MALFORMED_JSON_NOTE, describe_validation_error, repair_arguments
 from .tool_context import ToolContext
+from .tool_workers import WAIT_SLICE_S
 from .tool_workers import Run as _Run
 from .tools import AgentToolRegistry, NonRetryableToolError, ToolError, ToolSpec, format_tool_output
 
@@ -359,10 +360,15 @@ class BoundedToolExecutor:
         attempts = 1
         attempt_start = start  # calls of a wave run together: time each from its own start
         while True:
-            left = spec.timeout_s - (time.perf_counter() - attempt_start)
+            left = spec.timeout_s + run.tool.waited_s() - (time.perf_counter() - attempt_start)
+            if run.tool.waiting:  # the user is being asked: the tool's own clock stands still
+                left = max(left, WAIT_SLICE_S)
             finished = run.wait(min(left, remaining_s()))
             if finished:
                 break
+            if remaining_s() > 0 and (run.tool.waiting or
+                                      spec.timeout_s + run.tool.waited_s() > time.perf_counter() - attempt_start):
+                continue  # the time went to the user, not to the tool
             if spec.retry_on_timeout and attempts == 1 and remaining_s() > 0:
                 attempts += 1
                 attempt_start = time.perf_counter()

@@ -4,8 +4,9 @@ The executor sets a ``ToolContext`` around each tool invocation (a context varia
 into the worker thread), so a tool that talks to something long-lived, such as an MCP
 server, can report progress on its timeline row, pass the server's log lines to the event
 log, and charge model usage (an MCP server's sampling request) to the turn, without the
-tool knowing the turn. When the executor gives up on a call (its timeout, a Ctrl-C), it
-calls ``cancel()``: the callbacks registered with ``on_cancel`` run (the MCP client cancels
+tool knowing the turn. Time a call spends waiting for the user (``waiting_for_user()``:
+the approval of a server's sampling request) is added to its timeout. When the executor
+gives up on a call (its timeout, a Ctrl-C), it calls ``cancel()``: the callbacks registered with ``on_cancel`` run (the MCP client cancels
 the request, which sends the protocol's cancellation). After ``close()`` (the call ended,
 one way or another) every report is dropped: a late progress notification must not land
 after the call's end event.
@@ -20,6 +21,7 @@ from __future__ import annotations
 import contextvars
 import logging
 import threading
+import time
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -47,6 +49,9 @@ class ToolContext:
         self._closed = False
         self._cancelled = False
         self._on_cancel: list[Callable[[], None]] = []
+        self._asking = 0  # blocks inside waiting_for_user() now
+        self._asked_since = 0.0
+        self._asked_s = 0.0  # time spent in finished waiting_for_user() blocks
 
     # reports ---------------------------------------------------------------------------------
     def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
@@ -83,6 +88,35 @@ class ToolContext:
             emit(event)
         except Exception:  # a report must never fail the tool
             log.exception("a tool's report could not be emitted")
+
+    # the user's time ---------------------------------------------------------------------------
+    @contextmanager
+    def waiting_for_user(self) -> Any:
+        """A block in which the call waits for the user (an approval card for a server's
+        sampling request): its time does not count against the tool's timeout."""
+        with self._lock:
+            self._asking += 1
+            if self._asking == 1:
+                self._asked_since = time.monotonic()
+        try:
+            yield self
+        finally:
+            with self._lock:
+                self._asking -= 1
+                if self._asking == 0:
+                    self._asked_s += time.monotonic() - self._asked_since
+
+    @property
+    def waiting(self) -> bool:
+        """The call is waiting for the user right now."""
+        return self._asking > 0
+
+    def waited_s(self) -> float:
+        """Seconds this call has spent waiting for the user so far (the executor and the MCP
+        client add them to the tool's timeout)."""
+        with self._lock:
+            ongoing = time.monotonic() - self._asked_since if self._asking else 0.0
+            return self._asked_s + ongoing
 
     # cancellation ----------------------------------------------------------------------------
     @property

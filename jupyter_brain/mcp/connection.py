@@ -26,6 +26,8 @@ STOP_TIMEOUT_S = 8.0  # the SDK's stdio shutdown: close stdin, 2 s, SIGTERM, 2 s
 STDERR_TAIL_CHARS = 1500
 LOG_LEVEL = "info"  # the server's log lines we ask for (debug lines are noise in the event log)
 MAX_TOOL_PAGES = 50
+USER_WAIT_MAX_S = 3600.0  # the SDK's backstop for a call that waits for the user (sampling approval)
+WAIT_SLICE_S = 0.25  # while the user is being asked, how often the call's bound is looked at again
 
 NOT_STARTED, STARTING, RUNNING, FAILED, CRASHED, STOPPED = (
     "not started", "starting", "running", "failed", "crashed", "stopped")
@@ -241,9 +243,12 @@ class ServerConnection:
             async def progress(done: float, total: float | None, message: str | None) -> None:
                 context.progress(done, total, message)
         try:
-            return await asyncio.wait_for(
-                client.call_tool(tool, arguments, read_timeout_seconds=timeout_s, progress_callback=progress),
-                timeout_s + 1.0)
+            # With a tool context the SDK's own read timeout is only a backstop: the bound is
+            # `within`'s, which adds the time the call waited for the user.
+            read_timeout = timeout_s if context is None else timeout_s + USER_WAIT_MAX_S
+            return await within(
+                client.call_tool(tool, arguments, read_timeout_seconds=read_timeout, progress_callback=progress),
+                timeout_s + 1.0, context)
         except TimeoutError:
             raise ToolError(f"MCP server '{self.name}' did not answer within {timeout_s:g}s") from None
         except MCPError as exc:
@@ -339,6 +344,30 @@ class ServerConnection:
             if len(secret) >= 4:
                 text = text.replace(secret, "***")
         return text
+
+
+async def within(awaitable: Any, timeout_s: float, context: ToolContext | None) -> Any:
+    """``asyncio.wait_for``, except that the time ``context`` spends waiting for the user (a
+    sampling approval) is added to ``timeout_s``. Cancelled or timed out, the request is
+    cancelled too (the SDK then sends ``notifications/cancelled``)."""
+    if context is None:
+        return await asyncio.wait_for(awaitable, timeout_s)
+    loop = asyncio.get_running_loop()
+    task = asyncio.ensure_future(awaitable)
+    start = loop.time()
+    try:
+        while True:
+            left = timeout_s + context.waited_s() - (loop.time() - start)
+            if left <= 0 and not context.waiting:
+                raise TimeoutError
+            await asyncio.wait({task}, timeout=min(max(left, 0.0), WAIT_SLICE_S) if context.waiting else left)
+            if task.done():
+                return task.result()
+    finally:
+        if not task.done():
+            task.cancel()
+            with suppress(asyncio.CancelledError, Exception):
+                await task
 
 
 def _stderr_note(tail: str) -> str:

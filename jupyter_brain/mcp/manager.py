@@ -15,13 +15,14 @@ import asyncio
 import atexit
 import concurrent.futures
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ..agent.artifacts import ArtifactStore
 from ..agent.images import ToolResult
-from ..agent.tool_context import current_tool_context
+from ..agent.tool_context import ToolContext, current_tool_context
 from ..agent.tools import TOOL_CALL_TIMEOUT_S, ToolError, ToolSpec
 from . import catalog
 from .adapter import tool_spec
@@ -147,7 +148,7 @@ class MCPManager:
         # cancelled: the SDK sends `notifications/cancelled` and the server stays usable.
         forget = context.on_cancel(future.cancel) if context is not None else None
         try:
-            result = future.result(budget)
+            result = _result(future, budget, context)
         except concurrent.futures.TimeoutError:
             future.cancel()
             raise ToolError(f"MCP server '{server}' did not answer within {timeout:g}s") from None
@@ -294,6 +295,21 @@ class MCPManager:
                 lines.append(f"MCP server '{name}' failed to start: {connection.error}\n"
                              f"Its tools are left out; `%agent mcp restart {name}` tries again.")
         return lines
+
+
+def _result(future: concurrent.futures.Future[Any], budget: float, context: ToolContext | None) -> Any:
+    """``future.result(budget)``, plus the time the call spent waiting for the user."""
+    start = time.monotonic()
+    while True:
+        waited = context.waited_s() if context is not None else 0.0
+        left = budget + waited - (time.monotonic() - start)
+        if context is not None and context.waiting:
+            left = max(left, 1.0)
+        try:
+            return future.result(max(left, 0.0))
+        except concurrent.futures.TimeoutError:
+            if context is None or not (context.waiting or context.waited_s() > waited):
+                raise
 
 
 async def _start_all(connections: list[ServerConnection]) -> None:

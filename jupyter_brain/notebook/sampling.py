@@ -21,6 +21,7 @@ from __future__ import annotations
 import copy
 import itertools
 import threading
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -133,7 +134,8 @@ def _approve(turn: SamplingTurn, request: SamplingRequest) -> None:
 
     started = time.monotonic()
     try:
-        answer = Approval.of(turn.approver(ToolCall(id=call_id, name=name, arguments=arguments), spec, arguments))
+        with tool.waiting_for_user() if tool is not None else nullcontext():  # not the tool's time
+            answer = Approval.of(turn.approver(ToolCall(id=call_id, name=name, arguments=arguments), spec, arguments))
     except Exception as exc:  # noqa: BLE001 - a failing prompt refuses, as for tools
         answer = Approval(False, by="error", reason=f"the approval prompt failed ({type(exc).__name__})")
     if emit is not None:

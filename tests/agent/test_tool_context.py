@@ -127,3 +127,41 @@ def test_events_from_many_threads_keep_one_order():
     events = harness.event_log.events(turn_id=result.turn_id)
     assert [e.seq for e in events] == list(range(len(events)))
     assert len([e for e in events if isinstance(e, ToolProgress)]) == 800
+
+
+def test_time_spent_waiting_for_the_user_does_not_count_against_the_tools_timeout():
+    """A server's sampling request waits for the user's approval inside a tool call: that
+    wait (here five times the tool's timeout) must not make the executor abandon the call."""
+    asking, answered = threading.Event(), threading.Event()
+
+    @tool(tool_timeout_s=1.0, retry_on_timeout=False)
+    def asks_the_user() -> str:
+        """Wait for the user's answer inside the call."""
+        with current_tool_context().waiting_for_user():
+            asking.set()
+            assert answered.wait(60)
+        return "approved"
+
+    def user() -> None:
+        asking.wait(60)
+        threading.Event().wait(5.0)  # the user takes their time (not time.sleep: faketime pass)
+        answered.set()
+
+    threading.Thread(target=user, daemon=True).start()
+    executor = BoundedToolExecutor(AgentToolRegistry([asks_the_user], permission_mode="auto"))
+    [outcome] = executor.execute([ToolCall(id="c1", name="asks_the_user", arguments={})], ToolTurnState(),
+                                 tool_context=lambda call: ToolContext(call.id))
+    assert (outcome.status, outcome.output) == ("ok", "approved")
+
+
+def test_waited_time_adds_up_and_nests():
+    context = ToolContext("c")
+    assert context.waited_s() == 0.0 and not context.waiting
+    with context.waiting_for_user():
+        with context.waiting_for_user():
+            assert context.waiting
+        assert context.waiting
+        threading.Event().wait(0.01)
+    first = context.waited_s()
+    assert first > 0 and not context.waiting
+    assert context.waited_s() == first  # the clock stops when nobody is asked
