@@ -225,8 +225,12 @@ def test_tools_are_offered_and_a_text_answer_leaves_a_clean_history(local_model,
     print(f"[tools] calls made: {tool_calls}")
 
     request = next(recording_proxy.chat_requests()).request_json()
-    offered = [t["function"]["name"] for t in request.get("tools", [])]
-    assert {"list_variables", "read_file", "run_python"} <= set(offered), offered
+    offered = {t["function"]["name"]: t["function"] for t in request.get("tools", [])}
+    # The tools this prompt needs, run_python (always offered), and find_tools, which names
+    # the tools that were not selected (#26: offered on request, not in every request).
+    assert {"list_variables", "run_python", "find_tools"} <= set(offered), list(offered)
+    assert all(name in offered["find_tools"]["description"] for name in ("read_file", "list_files")
+               if name not in offered), offered["find_tools"]
     # llama-cpp-python answers in text when tool_choice is auto (a grammar only for a
     # named function), so nothing here could interrupt or prolong the turn.
     assert result["status"] == "completed", result
