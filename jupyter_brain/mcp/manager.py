@@ -54,6 +54,7 @@ class MCPManager:
         self.connections: dict[str, ServerConnection] = {}
         self.config_errors: dict[str, str] = {}
         self._specs: dict[str, tuple[tuple[int, int], list[ToolSpec]]] = {}  # server -> ((generation, tools_version), specs)
+        self._left_out: dict[str, dict[str, str]] = {}  # server -> its tools left out, and why
         self._reported: set[tuple[str, str]] = set()
         self._lock = threading.RLock()
         self._closed = False
@@ -112,17 +113,25 @@ class MCPManager:
         cached = self._specs.get(connection.name)
         if cached is not None and cached[0] == (connection.generation, connection.tools_version):
             taken.update(s.name for s in cached[1])
+            self.config_errors.update(self._left_out.get(connection.name, {}))  # still said once
             return cached[1]
         timeout = connection.config.tool_timeout_s or self.tool_timeout_s
         specs: list[ToolSpec] = []
+        left_out: dict[str, str] = {}
         for tool in connection.tools:
+            key = f"{connection.name}:{tool.name}"
+            if getattr(getattr(tool, "execution", None), "task_support", None) == "required":
+                left_out[key] = (f"server {connection.name!r}: tool {tool.name!r} left out (it runs only as an "
+                                 "MCP task, which jupyter-brain does not support)")
+                continue
             try:
                 specs.append(tool_spec(connection.name, tool, self._caller(connection.name, tool.name, timeout),
                                        timeout_s=timeout, taken=taken))
             except Exception as exc:  # noqa: BLE001 - one odd schema must not hide the server's other tools
-                self.config_errors[f"{connection.name}:{tool.name}"] = (
-                    f"server {connection.name!r}: tool {tool.name!r} left out ({type(exc).__name__}: {exc})")
+                left_out[key] = f"server {connection.name!r}: tool {tool.name!r} left out ({type(exc).__name__}: {exc})"
         self._specs[connection.name] = ((connection.generation, connection.tools_version), specs)
+        self._left_out[connection.name] = left_out
+        self.config_errors.update(left_out)
         return specs
 
     def _caller(self, server: str, tool: str, timeout_s: float | None) -> Callable[..., str]:
@@ -258,6 +267,7 @@ class MCPManager:
     def _stop_connection(self, name: str) -> None:
         connection = self.connections.pop(name, None)
         self._specs.pop(name, None)
+        self._left_out.pop(name, None)
         self._reported = {r for r in self._reported if r[0] != name}
         if connection is not None and self.loop.running:
             self._run(connection.stop(), 2 * STOP_TIMEOUT_S + 2.0)
