@@ -56,6 +56,16 @@ describe("tool progress", () => {
   });
 });
 
+describe("a call the turn gave up", () => {
+  it("says interrupted, without a duration it never measured", () => {
+    const { r, q } = make();
+    r.append([start, ...call, { type: "tool_progress", step: 1, call_id: "c1", progress: 1, total: 2, message: "started" }]);
+    r.append([{ type: "tool_call_end", step: 1, call_id: "c1", name: "everything__slow", status: "interrupted", error: "the turn ended" }]);
+    expect(q(".jb-tool-meta")?.textContent).toBe("interrupted");
+    expect(q(".jb-tool-progress")).toBeNull();
+  });
+});
+
 describe("server log", () => {
   it("folds a step's lines under one closed summary that counts warnings", () => {
     const { r, q, all } = make();

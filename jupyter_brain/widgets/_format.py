@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,13 @@ def duration(ms: float) -> str:
         return f"{seconds:.1f} s"
     minutes, rest = divmod(int(round(seconds)), 60)
     return f"{minutes} min {rest:02d} s"
+
+
+def tool_took(e: Mapping[str, Any]) -> str:
+    """`` · 850 ms`` after a tool call's status; nothing for a failed call with no measured
+    duration (one the turn's end gave up: interrupted), which is not "0 ms"."""
+    ms = e.get("duration_ms") or 0.0
+    return f" · {duration(ms)}" if ms or e.get("status") == "ok" else ""
 
 
 def tokens(n: int) -> str:

@@ -182,7 +182,7 @@ class TextView:
 
     def _on_tool_call_end(self, e: Entry) -> None:
         icon = fmt.TOOL_ICON.get(e["status"], "•")
-        self._line(f"  {icon} {e['name']} · {e['status']} · {fmt.duration(e.get('duration_ms', 0.0))}")
+        self._line(f"  {icon} {e['name']} · {e['status']}{fmt.tool_took(e)}")
         detail = e.get("error") or e.get("result_preview") or ""
         lines = detail.rstrip().splitlines()
         for line in lines[: self.preview_lines]:
@@ -360,7 +360,7 @@ def _turn_markdown(turn: list[Entry], header: Header) -> list[str]:
             blocks.append(f"**Tool** `{e['name']}`{wave}{repaired}\n\n{shown}")
         elif etype == "tool_call_end":
             icon = fmt.TOOL_ICON.get(e["status"], "•")
-            line = f"{icon} `{e['name']}` {e['status']} · {fmt.duration(e.get('duration_ms', 0.0))}"
+            line = f"{icon} `{e['name']}` {e['status']}{fmt.tool_took(e)}"
             if e.get("artifact"):
                 line += f" · full output: `{e['artifact']}`"
             blocks.append(line)

@@ -74,3 +74,23 @@ def test_text_view_prints_the_answer_of_a_turn_that_streamed_none() -> None:
     lines = out.getvalue().splitlines()
     assert "partial answer" in lines
     assert "◷ stopped: time limit reached · 1 step · 1 min 00 s" in lines
+
+
+def test_a_call_the_turn_gave_up_shows_no_zero_duration() -> None:
+    """An interrupted call's end (from the turn's end) has no measured duration: its line
+    says "interrupted", not "interrupted · 0 ms"; a measured one keeps its time."""
+    events = [
+        TurnStart(user_message="x"),
+        ToolCallEnd(step=1, call_id="a", name="demo__slow", status="interrupted", error="the turn ended"),
+        ToolCallEnd(step=1, call_id="b", name="sh", status="error", duration_ms=1500, error="boom"),
+        ToolCallEnd(step=1, call_id="c", name="fast", status="ok"),
+        TurnEnd(status="interrupted", text=""),
+    ]
+    out = io.StringIO()
+    view = TextView(out)
+    for e in events:
+        view.handle(e)
+    text = out.getvalue()
+    assert "demo__slow · interrupted\n" in text and "sh · error · 1.5 s" in text and "fast · ok · 0 ms" in text
+    md = events_to_markdown(events)
+    assert "`demo__slow` interrupted\n" in md and "`sh` error · 1.5 s" in md and "`fast` ok · 0 ms" in md

@@ -104,7 +104,8 @@ class ToolRow {
     setText(this.icon, TOOL_ICON[e.status] ?? "•");
     this.icon.title = e.status;
     const dur = duration(e.duration_ms ?? 0);
-    setText(this.meta, e.status === "ok" ? dur : `${e.status} · ${dur}`);
+    // A call the turn's end gave up (interrupted) has no measured duration: not "0 ms".
+    setText(this.meta, e.status === "ok" ? dur : e.duration_ms ? `${e.status} · ${dur}` : e.status);
     if (!this.hasArgs && this.streamedArgs === "") this.args.remove();
     this.el.append(...resultView(e));
   }
