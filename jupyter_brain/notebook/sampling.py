@@ -119,7 +119,8 @@ def _approve(turn: SamplingTurn, request: SamplingRequest) -> None:
     name = f"{request.server} sampling"
     arguments: dict[str, Any] = {
         "server": request.server,
-        "messages": [{"role": role, "text": _clip(text)} for role, text in request.messages],
+        # one readable block for the card (a list of dicts shows as raw JSON there)
+        "messages": "\n\n".join(f"{role}: {_clip(text)}" for role, text in request.messages),
         "max_tokens": request.max_tokens,
     }
     if request.system_prompt:

@@ -63,7 +63,8 @@ def test_ask_shows_a_card_under_the_waiting_call_and_a_denial_refuses():
         sampler(_request(messages=[("user", "x" * 2000)]))
     [(call_id, name, effect, arguments)] = seen
     assert call_id.startswith("c7~sampling") and (name, effect) == ("srv sampling", "sampling")
-    assert arguments["max_tokens"] == 20 and arguments["messages"][0]["text"].endswith("… (1400 more characters)")
+    assert arguments["max_tokens"] == 20 and arguments["messages"].startswith("user: xxx")
+    assert arguments["messages"].endswith("… (1400 more characters)")
     request, decision = emitted
     assert isinstance(request, ApprovalRequest) and request.call_id == call_id
     assert request.preview["parent_call_id"] == "c7"
