@@ -36,7 +36,18 @@ def test_a_tool_timeout_sends_the_cancellation_and_the_next_call_works(manager, 
     assert connection.state == "running"
 
 
-def test_ctrl_c_during_a_call_sends_the_cancellation_and_the_server_stays_usable(manager, tmp_path):
+@pytest.fixture()
+def python_handles_ctrl_c():
+    """Python's own SIGINT handler for the test. A process started in the background by a
+    non-interactive shell (scripts/test.sh's lanes: `cmd &`) inherits SIGINT ignored, and
+    Python then installs no handler: a Ctrl-C would raise nothing (CI runs D1 and D2)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_ctrl_c_during_a_call_sends_the_cancellation_and_the_server_stays_usable(manager, tmp_path,
+                                                                                 python_handles_ctrl_c):
     path = write_config(tmp_path, {"demo": stdio_entry()})
     executor = _executor(manager, path)
     events, interrupted = [], threading.Event()
@@ -55,6 +66,7 @@ def test_ctrl_c_during_a_call_sends_the_cancellation_and_the_server_stays_usable
 
     with pytest.raises(KeyboardInterrupt):
         executor.execute([ToolCall(id="1", name="demo__slow", arguments={})], ToolTurnState(), tool_context=context)
+    assert interrupted.is_set()  # the Ctrl-C came while the call ran (its progress was in)
     connection = manager.connections["demo"]
     assert wait_until(lambda: CANCELLED in connection.stderr_tail())
     assert [e.message for e in events if isinstance(e, ToolProgress)] == ["started"]
