@@ -142,6 +142,7 @@ class MockServer:
     def __init__(self, *, dialect: str = "openai") -> None:
         self.script: deque[Any] = deque()
         self.requests: list[Recorded] = []
+        self.peers: list[tuple[str, int]] = []  # each request's client address: one per TCP connection
         self.dialect = dialect
         self.invalid_requests: list[InvalidRequest] = []
         self._expected: list[_Expected] = []
@@ -256,6 +257,7 @@ class MockServer:
     def _handle(self, h: BaseHTTPRequestHandler, body: Any) -> None:
         path = h.path.split("?")[0]
         with self._lock:
+            self.peers.append(h.client_address)
             self.requests.append(
                 Recorded(h.command, path, {k.lower(): v for k, v in h.headers.items()}, body)
             )

@@ -9,18 +9,6 @@ from jupyter_brain.notebook.provider_cache import ProviderCache, environment_fin
 from tests.mock_servers import MockOpenAI, Reply
 
 
-class CountingServer(MockOpenAI):
-    """A MockOpenAI that also notes each request's client address (its TCP connection)."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.peers: list[tuple[str, int]] = []
-
-    def _handle(self, h: Any, body: Any) -> None:
-        self.peers.append(h.client_address)
-        super()._handle(h, body)
-
-
 def live_provider(shell: Any) -> Any:
     """The live provider the last cell's turn ran on (under the cell's ReplayingProvider)."""
     harness = shell.magics_manager.registry["AgentMagics"].manager.current.last_harness
@@ -30,7 +18,7 @@ def live_provider(shell: Any) -> Any:
 def test_two_cells_use_one_provider_one_client_and_one_connection(live_reruns, monkeypatch):
     shell = live_reruns
     cache = shell.magics_manager.registry["AgentMagics"].provider_cache
-    with CountingServer(models=["local-model"]) as server:
+    with MockOpenAI(models=["local-model"]) as server:
         server.push(Reply(text="First answer."), Reply(text="Second answer."), Reply(text="Third answer."))
         monkeypatch.setenv("OPENAI_BASE_URL", server.url + "/v1")  # a keyless local server
         shell.run_cell_magic("agent", "", "first question")  # auto
@@ -49,7 +37,7 @@ def test_two_cells_use_one_provider_one_client_and_one_connection(live_reruns, m
 
 def test_a_changed_setting_builds_a_new_provider_and_closes_the_old_one(live_reruns, monkeypatch):
     shell = live_reruns
-    with CountingServer(models=["a-model"]) as one, CountingServer(models=["b-model"]) as two:
+    with MockOpenAI(models=["a-model"]) as one, MockOpenAI(models=["b-model"]) as two:
         one.push(Reply(text="from one"))
         two.push(Reply(text="from two"))
         monkeypatch.setenv("OPENAI_BASE_URL", one.url + "/v1")

@@ -4,25 +4,12 @@ asked again when that may have changed; and a streamed call keeps its connection
 
 from __future__ import annotations
 
-from typing import Any
-
 from mock_servers import HttpError, MockOpenAI, Reply
 
 from jupyter_brain.providers.openai_compat import OpenAICompatProvider
 
 ASK = [{"role": "user", "content": "hi"}]
 
-
-class Peers(MockOpenAI):
-    """Notes each request's client address: one address, one TCP connection."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.peers: list[tuple[str, int]] = []
-
-    def _handle(self, h: Any, body: Any) -> None:
-        self.peers.append(h.client_address)
-        super()._handle(h, body)
 
 
 def answer(provider: OpenAICompatProvider) -> str:
@@ -36,7 +23,7 @@ def models_requests(server: MockOpenAI) -> int:
 
 
 def test_the_models_list_is_asked_once_per_server_and_a_stream_keeps_its_connection():
-    with Peers(models=["local-model"]) as server:
+    with MockOpenAI(models=["local-model"]) as server:
         server.push(Reply(text="one"), Reply(text="two"), Reply(text="three"))
         first = OpenAICompatProvider(base_url=server.url + "/v1")
         assert answer(first) == "one" and answer(first) == "two"
