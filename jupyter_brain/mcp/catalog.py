@@ -8,6 +8,7 @@ gives (role, text) messages. Failures are ``ToolError``s with a one-line message
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,45 +54,37 @@ def has_capability(client: Any, name: str) -> bool:
         return False
 
 
-async def list_resources(server: str, client: Any) -> list[ResourceInfo]:
-    """Resources, then resource templates (a server that lists no templates has none)."""
-    found: list[ResourceInfo] = []
+async def paged(fetch: Callable[[str | None], Awaitable[Any]], items: str) -> list[Any]:
+    """Every page of a listing (``fetch(cursor)``), at most ``MAX_PAGES`` of them."""
+    found: list[Any] = []
     cursor = None
     for _ in range(MAX_PAGES):
-        page = await client.list_resources(cursor=cursor)
-        found += [ResourceInfo(server, str(r.uri), r.name, getattr(r, "title", None), r.description,
-                               r.mime_type, False) for r in page.resources]
+        page = await fetch(cursor)
+        found += getattr(page, items)
         cursor = page.next_cursor
         if not cursor:
             break
+    return found
+
+
+async def list_resources(server: str, client: Any) -> list[ResourceInfo]:
+    """Resources, then resource templates (a server that lists no templates has none)."""
     from mcp.shared.exceptions import MCPError
 
-    cursor = None
-    for _ in range(MAX_PAGES):
-        try:
-            templates = await client.list_resource_templates(cursor=cursor)
-        except MCPError:  # templates are optional: "method not found" means none
-            break
-        found += [ResourceInfo(server, t.uri_template, t.name, getattr(t, "title", None), t.description,
-                               t.mime_type, True) for t in templates.resource_templates]
-        cursor = templates.next_cursor
-        if not cursor:
-            break
-    return found
+    found = [ResourceInfo(server, str(r.uri), r.name, getattr(r, "title", None), r.description, r.mime_type, False)
+             for r in await paged(lambda cursor: client.list_resources(cursor=cursor), "resources")]
+    try:
+        templates = await paged(lambda cursor: client.list_resource_templates(cursor=cursor), "resource_templates")
+    except MCPError:  # templates are optional: "method not found" means none
+        templates = []
+    return found + [ResourceInfo(server, t.uri_template, t.name, getattr(t, "title", None), t.description,
+                                 t.mime_type, True) for t in templates]
 
 
 async def list_prompts(server: str, client: Any) -> list[PromptInfo]:
-    found: list[PromptInfo] = []
-    cursor = None
-    for _ in range(MAX_PAGES):
-        page = await client.list_prompts(cursor=cursor)
-        for p in page.prompts:
-            arguments = tuple(PromptArgument(a.name, a.description, bool(a.required)) for a in p.arguments or [])
-            found.append(PromptInfo(server, p.name, getattr(p, "title", None), p.description, arguments))
-        cursor = page.next_cursor
-        if not cursor:
-            break
-    return found
+    return [PromptInfo(server, p.name, getattr(p, "title", None), p.description,
+                       tuple(PromptArgument(a.name, a.description, bool(a.required)) for a in p.arguments or []))
+            for p in await paged(lambda cursor: client.list_prompts(cursor=cursor), "prompts")]
 
 
 def resource_text(server: str, uri: str, result: Any, artifacts: ArtifactStore) -> str | ToolResult:

@@ -17,6 +17,7 @@ from typing import Any, BinaryIO
 
 from ..agent.tool_context import ToolContext
 from ..agent.tools import ToolError
+from .catalog import paged
 from .client_hooks import ClientHooks, InFlight, callbacks
 from .config import ConfigError, ServerConfig
 
@@ -25,7 +26,6 @@ STARTUP_TIMEOUT_S = 60.0  # a first `npx` or `uvx` start downloads the server; a
 STOP_TIMEOUT_S = 8.0  # the SDK's stdio shutdown: close stdin, 2 s, SIGTERM, 2 s, SIGKILL
 STDERR_TAIL_CHARS = 1500
 LOG_LEVEL = "info"  # the server's log lines we ask for (debug lines are noise in the event log)
-MAX_TOOL_PAGES = 50
 USER_WAIT_MAX_S = 3600.0  # the SDK's backstop for a call that waits for the user (sampling approval)
 WAIT_SLICE_S = 0.25  # while the user is being asked, how often the call's bound is looked at again
 
@@ -377,15 +377,7 @@ def _stderr_note(tail: str) -> str:
 
 
 async def _list_tools(client: Any) -> list[Any]:
-    tools: list[Any] = []
-    cursor = None
-    for _ in range(MAX_TOOL_PAGES):
-        page = await client.list_tools(cursor=cursor)
-        tools.extend(page.tools)
-        cursor = page.next_cursor
-        if not cursor:
-            break
-    return tools
+    return await paged(lambda cursor: client.list_tools(cursor=cursor), "tools")
 
 
 async def _ask_for_logs(client: Any) -> None:
