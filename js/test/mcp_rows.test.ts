@@ -74,7 +74,7 @@ describe("server log", () => {
       { type: "server_log", step: 1, server: "everything", level: "warning", logger: "db", message: "slow disk" }]);
     const box = q("details.jb-server-log") as HTMLDetailsElement;
     expect(box.open).toBe(false);
-    expect(q(".jb-server-log-summary")?.textContent).toBe("MCP server log · 2 lines · 1 warning or worse");
+    expect(q(".jb-server-log-summary")?.textContent).toBe("MCP server log (everything) · 2 lines · 1 warning or worse");
     expect(all(".jb-log-line").map((l) => l.textContent)).toEqual(["everything info: started", "everything (db) warning: slow disk"]);
     expect(all(".jb-log-warning")).toHaveLength(1);
     expect(all("details.jb-server-log")).toHaveLength(1);

@@ -111,7 +111,7 @@ def test_progress_log_and_sampling_card_on_the_timeline(lab, page):
         "running…", 1, "1/2 · started", True, "50%"), row
     # (server-everything may log its roots at the turn's start: a fold of its own, before the steps)
     step_logs = [log for log in live["logs"] if log["step"]]
-    assert step_logs == [{"summary": "MCP server log · 1 line", "lines": ["demo info: slow: started"],
+    assert step_logs == [{"summary": "MCP server log (demo) · 1 line", "lines": ["demo info: slow: started"],
                           "step": True}], live
     _center(page, '.jb-tool[data-tool="demo__slow"]')
     screenshot(page, "mcp_progress_row")

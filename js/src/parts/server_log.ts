@@ -12,6 +12,7 @@ export class ServerLogBox {
   private readonly lines: HTMLDivElement;
   private count = 0;
   private loud = 0;
+  private readonly servers: string[] = [];
 
   constructor() {
     this.summary = h("summary", "jb-server-log-summary");
@@ -25,7 +26,10 @@ export class ServerLogBox {
     if (level !== "info") this.loud += 1;
     const logger = e.logger ? ` (${e.logger})` : "";
     this.lines.append(h("div", `jb-log-line jb-log-${level}`, `${e.server}${logger} ${e.level}: ${e.message}`));
+    if (!this.servers.includes(e.server)) this.servers.push(e.server);
     const warn = this.loud ? ` · ${this.loud} warning${this.loud > 1 ? "s" : ""} or worse` : "";
-    setText(this.summary, `MCP server log · ${this.count} line${this.count > 1 ? "s" : ""}${warn}`);
+    // the servers named: two folds of one turn (a step's, the turn's) never read as a duplicate
+    const lines = `${this.count} line${this.count > 1 ? "s" : ""}`;
+    setText(this.summary, `MCP server log (${this.servers.join(", ")}) · ${lines}${warn}`);
   }
 }
