@@ -3,9 +3,8 @@
 A first ``%%agent`` turn used to pay, on top of the turn, for what every later turn finds
 ready: the agent core's and the view's imports, the tokenizer's BPE tables, and the
 built-in tools' argument models and JSON schemas (both cached per definition:
-``agent/tool_models.py``, ``ToolSpec.input_schema``), the tool selection's BM25 library (and
-numpy with it), the checkpoint store's module and the SDK of the provider the environment
-configures (imported, not built). A daemon thread started by
+``agent/tool_models.py``, ``ToolSpec.input_schema``), the checkpoint store's module and the
+SDK of the provider the environment configures (imported, not built). A daemon thread started by
 ``load_ipython_extension`` does that work once per process, while the user's next cells
 run (loading data, usually). A turn that starts before it is done waits on the same
 import and cache locks: the work is never done twice, only earlier.
@@ -88,11 +87,6 @@ def warm_up() -> None:
 
     TokenCounter().count_text("warm up")
     _configured_sdk()
-    # Tool selection (on by default: max_tools 5) ranks the tools with BM25, whose library
-    # loads numpy: 120-230 ms that every first turn paid (benchmarks/first_token_latency.py).
-    from ..agent.context.search import bm25_scores, tokenize
-
-    bm25_scores([tokenize("read a file")], tokenize("file"))
     with tempfile.TemporaryDirectory(prefix="jupyter-brain-warm-up-") as folder:
         for spec in [*default_tools({}, folder), artifact_tool(ArtifactStore())]:
             spec.schema()
