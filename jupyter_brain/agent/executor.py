@@ -360,14 +360,13 @@ class BoundedToolExecutor:
         attempts = 1
         attempt_start = start  # calls of a wave run together: time each from its own start
         while True:
-            left = spec.timeout_s + run.tool.waited_s() - (time.perf_counter() - attempt_start)
-            if run.tool.waiting:  # the user is being asked: the tool's own clock stands still
-                left = max(left, WAIT_SLICE_S)
-            finished = run.wait(min(left, remaining_s()))
+            left = run.tool.left_s(spec.timeout_s, time.perf_counter() - attempt_start)
+            # While the user is being asked (None), the tool's clock stands still.
+            finished = run.wait(min(WAIT_SLICE_S if left is None else left, remaining_s()))
             if finished:
                 break
-            if remaining_s() > 0 and (run.tool.waiting or
-                                      spec.timeout_s + run.tool.waited_s() > time.perf_counter() - attempt_start):
+            left = run.tool.left_s(spec.timeout_s, time.perf_counter() - attempt_start)
+            if remaining_s() > 0 and (left is None or left > 0):
                 continue  # the time went to the user, not to the tool
             if spec.retry_on_timeout and attempts == 1 and remaining_s() > 0:
                 attempts += 1

@@ -93,7 +93,7 @@ class ToolContext:
     @contextmanager
     def waiting_for_user(self) -> Any:
         """A block in which the call waits for the user (an approval card for a server's
-        sampling request): its time does not count against the tool's timeout."""
+        sampling request): its time does not count against the tool's timeout (``left_s``)."""
         with self._lock:
             self._asking += 1
             if self._asking == 1:
@@ -117,6 +117,14 @@ class ToolContext:
         with self._lock:
             ongoing = time.monotonic() - self._asked_since if self._asking else 0.0
             return self._asked_s + ongoing
+
+    def left_s(self, timeout_s: float, elapsed_s: float) -> float | None:
+        """Seconds left of ``timeout_s`` after ``elapsed_s``, the user's time not counted; None
+        while the user is being asked (the call's clock stands still). The executor's wait, the
+        MCP request's bound and the worker's bound all read it."""
+        if self.waiting:
+            return None
+        return timeout_s + self.waited_s() - elapsed_s
 
     # cancellation ----------------------------------------------------------------------------
     @property

@@ -357,10 +357,10 @@ async def within(awaitable: Any, timeout_s: float, context: ToolContext | None) 
     start = loop.time()
     try:
         while True:
-            left = timeout_s + context.waited_s() - (loop.time() - start)
-            if left <= 0 and not context.waiting:
+            left = context.left_s(timeout_s, loop.time() - start)
+            if left is not None and left <= 0:
                 raise TimeoutError
-            await asyncio.wait({task}, timeout=min(max(left, 0.0), WAIT_SLICE_S) if context.waiting else left)
+            await asyncio.wait({task}, timeout=WAIT_SLICE_S if left is None else left)
             if task.done():
                 return task.result()
     finally:

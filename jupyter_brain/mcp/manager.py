@@ -40,6 +40,7 @@ Report = Callable[[str], None]
 # its own timeout never overtakes the executor's (it would arrive first, on a busy machine,
 # as an ordinary error that leaves the tool unblocked); it only frees the worker thread.
 SERVER_GRACE_S = 5.0
+USER_WAIT_SLICE_S = 1.0  # while the user is asked, how often this thread looks at its bound again
 REQUEST_TIMEOUT_S = 30.0  # a listing, a resource read, a prompt
 
 
@@ -311,15 +312,14 @@ def _result(future: concurrent.futures.Future[Any], budget: float, context: Tool
     """``future.result(budget)``, plus the time the call spent waiting for the user."""
     start = time.monotonic()
     while True:
-        waited = context.waited_s() if context is not None else 0.0
-        left = budget + waited - (time.monotonic() - start)
-        if context is not None and context.waiting:
-            left = max(left, 1.0)
+        elapsed = time.monotonic() - start
+        left = budget - elapsed if context is None else context.left_s(budget, elapsed)
+        if left is not None and left <= 0:
+            raise concurrent.futures.TimeoutError
         try:
-            return future.result(max(left, 0.0))
+            return future.result(USER_WAIT_SLICE_S if left is None else left)
         except concurrent.futures.TimeoutError:
-            if context is None or not (context.waiting or context.waited_s() > waited):
-                raise
+            continue  # look again: the user may have been asked meanwhile
 
 
 async def _start_all(connections: list[ServerConnection]) -> None:
