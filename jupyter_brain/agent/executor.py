@@ -361,12 +361,12 @@ class BoundedToolExecutor:
         attempt_start = start  # calls of a wave run together: time each from its own start
         while True:
             left = run.tool.left_s(spec.timeout_s, time.perf_counter() - attempt_start)
-            # While the user is being asked (None), the tool's clock stands still.
-            finished = run.wait(min(WAIT_SLICE_S if left is None else left, remaining_s()))
+            # While the user is being asked (None), neither the tool's clock nor the turn's runs.
+            finished = run.wait(WAIT_SLICE_S if left is None else min(left, remaining_s()))
             if finished:
                 break
             left = run.tool.left_s(spec.timeout_s, time.perf_counter() - attempt_start)
-            if remaining_s() > 0 and (left is None or left > 0):
+            if left is None or (left > 0 and remaining_s() > 0):
                 continue  # the time went to the user, not to the tool
             if spec.retry_on_timeout and attempts == 1 and remaining_s() > 0:
                 attempts += 1

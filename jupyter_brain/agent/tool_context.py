@@ -40,11 +40,12 @@ class ToolContext:
     """One tool call's line back to its turn; every method is safe from any thread."""
 
     def __init__(self, call_id: str, *, step: int = 0, emit: Emit | None = None,
-                 charge_usage: ChargeUsage | None = None) -> None:
+                 charge_usage: ChargeUsage | None = None, user_waited: Callable[[float], None] | None = None) -> None:
         self.call_id = call_id
         self.step = step
         self._emit = emit
         self._charge = charge_usage
+        self._user_waited = user_waited  # the turn's deadline moves by the user's time (TurnBudget.extend)
         self._lock = threading.Lock()
         self._closed = False
         self._cancelled = False
@@ -93,7 +94,8 @@ class ToolContext:
     @contextmanager
     def waiting_for_user(self) -> Any:
         """A block in which the call waits for the user (an approval card for a server's
-        sampling request): its time does not count against the tool's timeout (``left_s``)."""
+        sampling request): its time counts neither against the tool's timeout (``left_s``)
+        nor against the turn's deadline (``user_waited``)."""
         with self._lock:
             self._asking += 1
             if self._asking == 1:
@@ -102,9 +104,12 @@ class ToolContext:
             yield self
         finally:
             with self._lock:
+                if self._asking == 1:
+                    span = time.monotonic() - self._asked_since
+                    self._asked_s += span
+                    if self._user_waited is not None:  # before `waiting` turns false: the executor
+                        self._user_waited(span)  # must never see a wait ended and the turn's deadline unmoved
                 self._asking -= 1
-                if self._asking == 0:
-                    self._asked_s += time.monotonic() - self._asked_since
 
     @property
     def waiting(self) -> bool:

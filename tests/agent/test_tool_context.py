@@ -165,3 +165,29 @@ def test_waited_time_adds_up_and_nests():
     first = context.waited_s()
     assert first > 0 and not context.waiting
     assert context.waited_s() == first  # the clock stops when nobody is asked
+
+
+def test_time_spent_waiting_for_the_user_does_not_count_against_the_turns_deadline():
+    """As for a tool's own approval (``TurnBudget.extend``): a sampling approval inside a tool
+    call that outlasts the turn's whole deadline leaves the turn to finish its work."""
+    asking, answered = threading.Event(), threading.Event()
+
+    @tool(retry_on_timeout=False)
+    def asks_the_user() -> str:
+        """Wait for the user's answer inside the call."""
+        with current_tool_context().waiting_for_user():
+            asking.set()
+            assert answered.wait(60)
+        return "approved"
+
+    def user() -> None:
+        asking.wait(60)
+        threading.Event().wait(5.0)  # longer than the turn's 2 s (not time.sleep: faketime pass)
+        answered.set()
+
+    threading.Thread(target=user, daemon=True).start()
+    bot = ScriptedProvider([{"text": "", "tool_calls": [{"name": "asks_the_user", "arguments": {}}]}, "Done."])
+    harness = AgentHarness(bot, AgentToolRegistry([asks_the_user], permission_mode="auto"), EventLog(), timeout_s=2)
+    result = harness.run_turn("s", [], "go")
+    assert [(c.name, c.status) for c in result.tool_calls] == [("asks_the_user", "ok")]
+    assert (result.status, result.text) == ("completed", "Done.")

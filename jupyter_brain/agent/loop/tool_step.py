@@ -113,7 +113,8 @@ class ToolStep:
             outcomes = self.executor.execute(
                 calls, self.state, remaining_s=budget.remaining_s, on_start=on_start, on_end=on_end,
                 cancelled=cancelled, approvals=ApprovalEvents(step, emit, budget, self.approval_timeout_s),
-                tool_context=lambda call: ToolContext(call.id, step=step, emit=emit, charge_usage=self.charge_usage),
+                tool_context=lambda call: ToolContext(call.id, step=step, emit=emit, charge_usage=self.charge_usage,
+                                                      user_waited=budget.extend),
             )
         except KeyboardInterrupt:
             return ToolStepOutcome(finished, interrupted=True)
