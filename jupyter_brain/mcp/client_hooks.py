@@ -109,11 +109,11 @@ def callbacks(server: str, hooks: ClientHooks, in_flight: InFlight) -> dict[str,
         sampler = hooks.sampler
         if sampler is None:
             return _refusal(server, NO_SAMPLER)
+        tool = in_flight.latest()  # one call answers for the request: its id, usage and card
         try:
-            request = _request(server, params, in_flight.latest())
+            request = _request(server, params, tool)
         except SamplingRefused as exc:
             return _refusal(server, str(exc))
-        tool = in_flight.latest()
         try:
             reply = await asyncio.to_thread(_run_sampler, sampler, request, tool)
         except SamplingRefused as exc:
