@@ -92,10 +92,9 @@ class DeferredTools:
     def note_messages(self, messages: Sequence[dict[str, Any]]) -> None:
         """Load what the messages show the turn needs: deferred tools it called, and
         ``read_artifact`` once a tool result names a stored artifact."""
-        new = messages
-        called = {str(c.get("name", "")) for m in new for c in m.get("tool_calls") or []}
+        called = {str(c.get("name", "")) for m in messages for c in m.get("tool_calls") or []}
         if ARTIFACT_TOOL in self._deferred and any(
-                m.get("role") == "tool" and f"{ARTIFACT_TOOL}(" in str(m.get("content", "")) for m in new):
+                m.get("role") == "tool" and f"{ARTIFACT_TOOL}(" in str(m.get("content", "")) for m in messages):
             called.add(ARTIFACT_TOOL)
         self.load(called)
 
