@@ -3,7 +3,7 @@
 Everything else is derived from ``SETTINGS``: the ``%%agent`` / ``%%compare`` flags
 (``jupyter_brain.notebook.parsers``), the ``AgentMagics`` traitlets (``setting_trait``),
 the keys of ``%agent config`` (``CONFIG_KEYS``) and the pydantic ``AgentOptions``
-(``jupyter_brain.settings_model``); a test checks the README against it.
+(``jupyter_brain.settings_model``) and the docs' settings and flags reference (docs/hooks/reference.py).
 
 Plain Python on purpose (plus traitlets, which IPython has loaded already): this module
 is imported by ``%load_ext jupyter_brain``, which must stay fast and must not import

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from dataclasses import replace
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from .redact import Redactor

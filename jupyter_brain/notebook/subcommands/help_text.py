@@ -32,9 +32,9 @@ SUBCOMMANDS = {
     "memory [QUERY]": "the memories kept in this folder, or those matching QUERY with their scores",
     "forget ID": "delete a memory (its id from %agent memory, e.g. m3)",
     "skills": "the skill files (.jupyter_brain/skills/, ./skills/) a cell can use with --skill NAME",
-    "hooks [add|remove NAME | clear]": "attach the TurnHook in variable NAME to the next %%agent cells (README: Hooks)",
+    "hooks [add|remove NAME | clear]": "attach the TurnHook in variable NAME to the next %%agent cells (docs: guide/hooks.md)",
     "eval FILE [--runs N]": "run an eval set's tasks under its configs (--configs, --strategies): success rates, "
-                            "a rate-vs-cost plot, a DataFrame (README: Eval sets; --help)",
+                            "a rate-vs-cost plot, a DataFrame (docs: guide/compare-and-eval.md; --help)",
     "export-test N [PATH]": "turn N (-1: the last) as a pytest file replaying its recording; --live, --expect, --check",
     "help": "this help",
 }
