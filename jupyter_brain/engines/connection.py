@@ -26,7 +26,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import acp
 from acp import schema
@@ -177,7 +177,7 @@ class AgentProcess:
 
     def start(self, timeout: float = 60.0) -> schema.InitializeResponse:
         program = require_installed(self.spec)
-        return self.call(self._start(program), timeout)  # type: ignore[no-any-return]
+        return self.call(self._start(program), timeout)
 
     async def _start(self, program: str) -> schema.InitializeResponse:
         env = {**os.environ, **(self.env or {})}
@@ -187,7 +187,7 @@ class AgentProcess:
         assert self._process.stdout is not None and self._process.stdin is not None
         self._tasks = TaskSupervisor(source="jupyter_brain.engines")
         self._transport = _StrictTransport(self._process.stdout, MessageSender(self._process.stdin, self._tasks))
-        self._conn = acp.connect_to_agent(self._client, self._transport)
+        self._conn = acp.connect_to_agent(cast(Any, self._client), self._transport)
         asyncio.ensure_future(self._read_stderr())
         capabilities = schema.ClientCapabilities(
             fs=schema.FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=False)

@@ -148,10 +148,10 @@ class _Run:
         self.emit(StepEnd(step=STEP, stop_reason=self.stop_reason, tool_calls=len(self.mapper.calls)))
         duration = time.monotonic() - self.started
         text = self.mapper.text
-        self.emit(TurnEnd(status=self.status, text=text, steps=1, tool_calls=len(self.mapper.calls),  # type: ignore[arg-type]
+        self.emit(TurnEnd(status=self.status, text=text, steps=1, tool_calls=len(self.mapper.calls),
                           duration_ms=duration * 1000))
         result = TurnResult(
-            session_id=t.session, turn_id=self.emit.turn_id, status=self.status, text=text,  # type: ignore[arg-type]
+            session_id=t.session, turn_id=self.emit.turn_id, status=self.status, text=text,
             duration_s=duration, error=self.error or None, tool_calls=self.mapper.records(),
             steps=[StepRecord(step=STEP, text=text, thinking=self.mapper.thinking, stop_reason=self.stop_reason,
                               tool_calls=list(self.mapper.calls))],

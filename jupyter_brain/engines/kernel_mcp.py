@@ -89,8 +89,8 @@ class KernelMCPServer:
 
     @property
     def url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/mcp"
+        port = self._httpd.server_address[1]
+        return f"http://127.0.0.1:{port}/mcp"
 
     def acp_entry(self) -> dict[str, Any]:
         """This server as an ACP ``HttpMcpServer`` (the token in a header, never in the URL)."""

@@ -58,7 +58,7 @@ class Services:
         waited = time.monotonic() - started
         self.waited_s += waited
         self.emit(ApprovalDecision(step=STEP, call_id=call_id, approved=answer.approved,
-                                   by=answer.by if answer.by in _DECIDED_BY else "user",  # type: ignore[arg-type]
+                                   by=answer.by if answer.by in _DECIDED_BY else "user",
                                    channel=answer.channel, waited_ms=waited * 1000))
         return answer
 
@@ -118,7 +118,8 @@ def write_file(path: str, content: str) -> None:
 
 
 def _paths_of(call: dict[str, Any]) -> list[str]:
-    raw = call.get("rawInput") if isinstance(call.get("rawInput"), dict) else {}
+    given = call.get("rawInput")
+    raw: dict[str, Any] = given if isinstance(given, dict) else {}
     paths = [str(raw[k]) for k in ("file_path", "path", "notebook_path") if isinstance(raw.get(k), str)]
     paths += [str(loc["path"]) for loc in call.get("locations") or [] if isinstance(loc, dict) and loc.get("path")]
     paths += [str(c["path"]) for c in call.get("content") or [] if isinstance(c, dict) and c.get("path")]

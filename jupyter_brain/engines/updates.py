@@ -118,7 +118,7 @@ class UpdateMapper:
             outputs = [{"mime_type": "text/markdown", "data": f"```diff\n{d}\n```", "role": "display"}
                        for d in call.diffs]
             events.append(ToolCallEnd(
-                step=STEP, call_id=call_id, name=call.record.name, status=status,  # type: ignore[arg-type]
+                step=STEP, call_id=call_id, name=call.record.name, status=status,
                 duration_ms=call.record.duration_ms, result_preview=output[:PREVIEW_CHARS],
                 error=call.record.error, outputs=outputs))
         return events
