@@ -103,6 +103,12 @@ class EngineHost:
             raise
         return process, True
 
+    def agent_name(self, spec: EngineSpec) -> str:
+        """The agent as it names itself (``Claude Code 0.16.2``), once it has started; else the engine's name."""
+        process = self.processes.get(spec.name)
+        info = process.info.agent_info if process is not None and process.info is not None else None
+        return f"{info.title or info.name} {info.version}".strip() if info is not None else spec.name
+
     def mcp_servers(self, with_kernel: bool) -> list[dict[str, Any]]:
         if not with_kernel:
             return []
@@ -131,10 +137,18 @@ class _Run:
 
     def run(self) -> EngineOutcome:
         t = self.turn
-        self.emit(TurnStart(user_message=t.prompt, provider=f"acp:{t.spec.name}", model=t.spec.name,
+        crashed = ""
+        if t.replay is None:
+            try:  # started first, so the turn's header names the agent as it names itself
+                self.process, self.fresh = self.host.process(t.spec)
+            except AgentCrashed as exc:
+                crashed = str(exc)
+        self.emit(TurnStart(user_message=t.prompt, provider="acp", model=self.host.agent_name(t.spec),
                             timeout_s=t.timeout_s))
         self.emit(StepStart(step=STEP))
         try:
+            if crashed:
+                raise AgentCrashed(crashed)
             if t.replay is not None:
                 self._replay(t.replay)
             else:
@@ -167,7 +181,7 @@ class _Run:
     # -- live --------------------------------------------------------------------
     def _live(self) -> None:
         t, host = self.turn, self.host
-        process, fresh = host.process(t.spec)
+        process, fresh = self.process, self.fresh
         key = (t.spec.name, t.session)
         mcp = host.mcp_servers(t.kernel_tool is not None)
         session_id = None if t.new_session else host.sessions.get(key)

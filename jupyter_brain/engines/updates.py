@@ -56,6 +56,7 @@ class UpdateMapper:
     plan: list[dict[str, Any]] = field(default_factory=list)
     usage: dict[str, Any] = field(default_factory=dict)
     _thinking_open: bool = False
+    _tools_since_text: bool = False  # text after tool calls starts a new paragraph
 
     def map(self, update: dict[str, Any]) -> list[EventBase]:
         kind = update.get("sessionUpdate")
@@ -66,6 +67,9 @@ class UpdateMapper:
         if kind == "agent_message_chunk":
             text = _text_of(update.get("content"))
             if text:
+                if self._tools_since_text and self.text:
+                    text = "\n\n" + text
+                self._tools_since_text = False
                 self.text += text
                 events.append(TextDelta(step=STEP, text=text))
         elif kind == "agent_thought_chunk":
@@ -75,6 +79,7 @@ class UpdateMapper:
                 self._thinking_open = True
                 events.append(ThinkingDelta(step=STEP, text=text))
         elif kind in ("tool_call", "tool_call_update"):
+            self._tools_since_text = True
             events.extend(self._tool(update))
         elif kind == "plan":
             self.plan = [e for e in update.get("entries") or [] if isinstance(e, dict)]
@@ -175,7 +180,8 @@ def diff_text(block: Any) -> str:
     path = str(block.get("path") or "file")
     old, new = block.get("oldText"), str(block.get("newText") or "")
     lines = difflib.unified_diff((old or "").splitlines(), new.splitlines(),
-                                 "/dev/null" if old is None else f"a/{path}", f"b/{path}", lineterm="")
+                                 "/dev/null" if old is None else f"a/{path.lstrip('/')}", f"b/{path.lstrip('/')}",
+                                 lineterm="")
     return "\n".join(lines)
 
 
