@@ -243,6 +243,18 @@ class AgentProcess:
         finally:
             self._client.quiet = False
 
+    def can_fork(self) -> bool:
+        caps = self.info.agent_capabilities if self.info is not None else None
+        sessions = caps.session_capabilities if caps is not None else None
+        return bool(sessions is not None and sessions.fork is not None)
+
+    def fork_session(self, session_id: str, mcp_servers: list[Any], timeout: float = 60.0) -> str:
+        """A copy of the session as it is now (``session/fork``): the state a re-run starts from."""
+        assert self._conn is not None
+        response = self.call(self._guard(self._conn.fork_session(
+            session_id=session_id, cwd=str(self.workspace.root), mcp_servers=mcp_servers)), timeout)
+        return str(response.session_id)
+
     def prompt(self, session_id: str, text: str) -> concurrent.futures.Future[Any]:
         assert self._conn is not None
         return self.submit(self._guard(self._conn.prompt(session_id=session_id, prompt=[acp.text_block(text)])))

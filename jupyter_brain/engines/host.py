@@ -57,7 +57,8 @@ class EngineTurn:
     kernel_tool: KernelTool | None = None
     new_session: bool = False
     replay: EngineRecording | None = None
-    cell: str = ""
+    cell: str = ""  # the recording's key (the cell's source)
+    cell_id: str = ""  # the cell as the front-end names it (else its source): a re-run replaces its turn
     max_cost: float | None = None
     max_tokens: int | None = None
 
@@ -77,6 +78,9 @@ class EngineHost:
     env: dict[str, str] = field(default_factory=dict)
     processes: dict[str, AgentProcess] = field(default_factory=dict)
     sessions: dict[tuple[str, str], str] = field(default_factory=dict)
+    # per agent session: the cell of its last turn and a fork of the session from before it
+    # (None: it was the first turn), so re-running that cell starts from there
+    last_turn: dict[tuple[str, str], tuple[str, str | None]] = field(default_factory=dict)
     kernel_server: KernelMCPServer | None = None
 
     def run(self, turn: EngineTurn) -> EngineOutcome:
@@ -186,13 +190,12 @@ class _Run:
         mcp = host.mcp_servers(t.kernel_tool is not None)
         session_id = None if t.new_session else host.sessions.get(key)
         if session_id is not None and fresh:
+            host.last_turn.pop(key, None)  # forks of the ended process: not reused
             if process.can_load():
                 process.load_session(session_id, mcp)
             else:
                 session_id = None
-        if session_id is None:
-            session_id = process.new_session(mcp)
-            host.sessions[key] = session_id
+        session_id = self._place(process, key, session_id, mcp)
         if host.kernel_server is not None:
             host.kernel_server.route(process.inbox)
         try:
@@ -200,6 +203,30 @@ class _Run:
         finally:
             if host.kernel_server is not None:
                 host.kernel_server.route(None)
+
+    def _place(self, process: AgentProcess, key: tuple[str, str], session_id: str | None, mcp: list[Any]) -> str:
+        """The session this turn runs in: a fork of the state it starts from, which is kept, so
+        re-running the session's last cell runs again from that state (its earlier turn is
+        replaced, also in the agent's memory); a fresh session for a first turn. (claude-code-acp
+        cannot fork a session that was never prompted, so the turn runs in the fork.)"""
+        host, cell = self.host, self.turn.cell_id or self.turn.cell
+        last = host.last_turn.pop(key, None) if session_id is not None else None
+        base = last[1] if last is not None and last[0] == cell else session_id
+        run_in: str | None = None
+        if base is not None:
+            if process.can_fork():
+                try:
+                    run_in = process.fork_session(base, mcp)
+                except AgentCrashed:
+                    run_in, cell = base, ""  # no state to come back to: a re-run continues the session
+            else:
+                run_in, cell = base, ""
+        if run_in is None:
+            run_in = process.new_session(mcp)
+        host.sessions[key] = run_in
+        if cell:
+            host.last_turn[key] = (cell, base)
+        return run_in
 
     def _prompt(self, process: AgentProcess, session_id: str) -> None:
         t = self.turn
@@ -267,8 +294,9 @@ class _Run:
     def _fail(self, message: str) -> None:
         self.status, self.error = "error", message
         self.emit(ErrorEvent(step=STEP, kind="engine", message=message, recoverable=False))
-        process = self.host.processes.pop(self.turn.spec.name, None)
-        if process is not None:
+        process = self.host.processes.get(self.turn.spec.name)
+        if process is not None and not process.alive:  # an agent that answered with an error stays
+            self.host.processes.pop(self.turn.spec.name, None)
             process.close()
 
     # -- replay ------------------------------------------------------------------

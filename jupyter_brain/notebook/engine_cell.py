@@ -87,7 +87,7 @@ def run_engine_cell(magics: Any, args: Any, options: Any, line: str, cell: str, 
             approver=approver_for(view, magics.approval_timeout, headless=headless),
             approval_timeout_s=magics.approval_timeout, timeout_s=options.timeout, event_log=event_log,
             on_event=view.handle, kernel_tool=kernel_tool(user_ns), new_session=bool(args.new),
-            replay=recording, cell=key, max_cost=options.max_cost_per_turn, max_tokens=options.max_tokens_per_turn))
+            replay=recording, cell=key, cell_id=current_cell_id(magics.shell) or "", max_cost=options.max_cost_per_turn, max_tokens=options.max_tokens_per_turn))
     except EngineNotFound as exc:
         close_view(view)
         raise UsageError(f"%%agent: {exc}") from None

@@ -72,6 +72,19 @@ def test_a_tool_call_on_the_timeline_and_the_session_continues(host, claude):
     assert "what do the notes say?" in str(last) and "and again?" in str(last)
 
 
+def test_rerunning_the_last_cell_replaces_its_turn_in_the_agents_session(host, claude):
+    claude.push([text("First answer.")], [text("Second answer.")])
+    host.run(turn("question one", [], cell_id="cell-1"))
+    host.run(turn("question two", [], cell_id="cell-2"))
+    claude.push([text("Second answer, again.")])
+    rerun = host.run(turn("question two, edited", [], cell_id="cell-2")).result
+    assert rerun.text == "Second answer, again."
+    sent = str(claude.main_requests()[-1]["body"]["messages"])
+    assert "question one" in sent and "First answer." in sent  # the cells before it stay
+    assert "question two" not in sent.replace("question two, edited", "")  # its earlier turn is gone
+    assert "Second answer." not in sent
+
+
 def _edit_script(claude, path):
     claude.push([tool_use("mcp__acp__Read", {"file_path": str(path)}, "toolu_e1")],
                 [tool_use("mcp__acp__Edit", {"file_path": str(path), "old_string": "hello",
