@@ -195,3 +195,15 @@ def test_ctrl_c_mid_turn_cancels(host, claude):
     claude.hold = False
     claude.push([text("Back.")])
     assert host.run(turn("again", [])).result.text == "Back."
+
+
+def test_the_timeout_cancels_and_caps_without_usage_say_so(host, claude):
+    claude.hold = True
+    claude.push([text("This answer never ends in time.")])
+    events: list = []
+    outcome = host.run(EngineTurn(spec=engine_spec("claude-code"), prompt="talk", session="s", on_event=events.append,
+                                  timeout_s=3, max_cost=0.5))
+    claude.release.set()
+    assert outcome.result.status == "timeout"
+    assert "reports no usage" in outcome.caps_note and "--max-cost" in outcome.caps_note
+    assert types(events)[-1] == "turn_end"
