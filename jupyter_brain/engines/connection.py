@@ -194,7 +194,19 @@ class AgentProcess:
         self.info = await self._guard(self._conn.initialize(
             protocol_version=acp.PROTOCOL_VERSION, client_capabilities=capabilities,
             client_info=schema.Implementation(name="jupyter-brain", version="0.1.0")))
+        await self._authenticate(env)
         return self.info
+
+    async def _authenticate(self, env: dict[str, str]) -> None:
+        """An agent that offers a key from the environment as a way in (codex-acp: ``OPENAI_API_KEY``)
+        and whose variables are set is authenticated with it; others (claude-code-acp) read it themselves."""
+        assert self._conn is not None and self.info is not None
+        for method in self.info.auth_methods or []:
+            data = method.model_dump(mode="json", by_alias=True, exclude_none=True)
+            names = [str(v.get("name")) for v in data.get("vars") or [] if isinstance(v, dict)]
+            if data.get("type") == "env_var" and names and all(env.get(n) for n in names):
+                await self._guard(self._conn.authenticate(method_id=str(data["id"])))
+                return
 
     async def _read_stderr(self) -> None:
         stream = self._process.stderr if self._process is not None else None

@@ -177,9 +177,12 @@ class _Run:
         recording = t.replay or EngineRecording(cell=t.cell, engine=t.spec.name, prompt=t.prompt,
                                                 items=self.order, stop_reason=self.stop_reason)
         note = ""
-        if (t.max_cost or t.max_tokens) and not self.mapper.usage and t.replay is None:
-            note = (f"note: {t.spec.name} reports no usage over ACP, so --max-cost and --max-tokens-total "
-                    "cannot apply to its turns (--timeout and Ctrl-C do)")
+        unenforced = [flag for flag, wanted, reported in (
+            ("--max-cost", t.max_cost, "cost" in self.mapper.usage), ("--max-tokens-total", t.max_tokens, False))
+            if wanted and not reported]
+        if unenforced and t.replay is None:  # usage_update's "used" is the context's size, not what was spent
+            note = (f"note: {t.spec.name} reports no usage over ACP that {' and '.join(unenforced)} could cap, "
+                    "so they do not apply to its turns (--timeout and Ctrl-C do)")
         return EngineOutcome(result, recording, note)
 
     # -- live --------------------------------------------------------------------

@@ -57,10 +57,12 @@ def test_an_agent_that_speaks_no_json_rpc_fails_its_cell_and_the_kernel_goes_on(
     drop_keys(monkeypatch)
     broken = f"{sys.executable} -c \"print('this is not JSON-RPC')\""
     nb = notebook(load_extension(tmp_path / ".jb") + f"%config AgentMagics.engines = {{'broken': {broken!r}}}",
-                  "%%agent --engine broken\nhello", "%%agent --engine nosuch\nhello", "print('still here')")
+                  "%%agent --engine broken\nhello", "%%agent --engine nosuch\nhello", "print('still here')",
+                  "%%agent --engine claude-code --replay strict\nnever recorded")
     execute(nb, tmp_path, allow_errors=True, timeout=120)
     errors = [o for o in nb.cells[1].outputs if o.output_type == "error"]
     assert errors and "not JSON-RPC" in errors[0].evalue and "Traceback" not in errors[0].evalue
     assert "UsageError: %%agent: unknown engine 'nosuch'; choose from broken, builtin, claude-code" in \
         _outputs_text(nb.cells[2])  # IPython shows a UsageError as one line
     assert "still here" in _outputs_text(nb.cells[3])
+    assert "--replay strict: no recording of this cell matches" in _outputs_text(nb.cells[4])
