@@ -26,6 +26,7 @@ from typing import Any
 from ..agent.callbacks import AgentCallbacks
 from ..agent.events import ErrorEvent, EventLog, StepEnd, StepStart, TurnEnd, TurnStart
 from ..agent.loop.emitter import EventEmitter
+from ..agent.redact import Redactor, redact_value
 from ..agent.results import StepRecord, TurnResult
 from .commands import EngineSpec, require_installed
 from .connection import AgentCrashed, AgentProcess, Inbound
@@ -86,8 +87,9 @@ class EngineHost:
     def run(self, turn: EngineTurn) -> EngineOutcome:
         if turn.replay is None:
             require_installed(turn.spec)  # EngineNotFound: one line, before anything is shown
+        redact = turn.redact or Redactor()  # known key formats, the environment's keys
         emitter = EventEmitter(session_id=turn.session, turn_id=uuid.uuid4().hex[:12], event_log=turn.event_log,
-                               callbacks=AgentCallbacks(), redact=turn.redact, extra=turn.on_event)
+                               callbacks=AgentCallbacks(), redact=redact, extra=turn.on_event)
         return _Run(self, turn, emitter).run()
 
     def process(self, spec: EngineSpec) -> tuple[AgentProcess, bool]:
@@ -174,8 +176,9 @@ class _Run:
             steps=[StepRecord(step=STEP, text=text, thinking=self.mapper.thinking, stop_reason=self.stop_reason,
                               tool_calls=list(self.mapper.calls))],
             providers_used=[f"acp:{t.spec.name}"], replay="replayed" if t.replay is not None else "live")
+        redact = self.emit.redact or (lambda text: text)  # the saved recording is masked as the log is
         recording = t.replay or EngineRecording(cell=t.cell, engine=t.spec.name, prompt=t.prompt,
-                                                items=self.order, stop_reason=self.stop_reason)
+                                                items=redact_value(self.order, redact), stop_reason=self.stop_reason)
         note = ""
         unenforced = [flag for flag, wanted, reported in (
             ("--max-cost", t.max_cost, "cost" in self.mapper.usage), ("--max-tokens-total", t.max_tokens, False))
@@ -286,10 +289,16 @@ class _Run:
         self.order.extend(self.services.items)
         self.services.items.clear()
 
-    def _update(self, update: dict[str, Any]) -> None:
-        self.order.append({"kind": "update", "update": update})
+    def _map(self, update: dict[str, Any]) -> dict[str, Any]:
+        """Mask keys first: the answer, the tool rows, ``_agent`` and the recording never hold one."""
+        if self.emit.redact is not None:
+            update = redact_value(update, self.emit.redact)
         for event in self.mapper.map(update):
             self.emit(event)
+        return update
+
+    def _update(self, update: dict[str, Any]) -> None:
+        self.order.append({"kind": "update", "update": self._map(update)})
         cost = (self.mapper.usage.get("cost") or {}).get("amount") if self.mapper.usage else None
         if self.turn.max_cost and isinstance(cost, (int, float)) and cost > self.turn.max_cost:
             self.over_budget = True  # _prompt cancels the turn
@@ -308,8 +317,7 @@ class _Run:
         for item in recording.items:
             kind = item.get("kind")
             if kind == "update":
-                for event in self.mapper.map(item.get("update") or {}):
-                    self.emit(event)
+                self._map(item.get("update") or {})
             elif kind == "kernel" and self.turn.kernel_tool is not None:
                 self.turn.kernel_tool(str(item.get("tool")), item.get("arguments") or {})
             elif kind == "write" and item.get("path"):

@@ -3,6 +3,8 @@ views and the replay rely on (issue #36)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from jupyter_brain.engines.updates import UpdateMapper, diff_text, plan_text
 
 
@@ -58,3 +60,16 @@ def test_diff_of_a_new_file_and_plan_text():
     assert diff_text({"type": "diff", "path": "n.txt", "newText": "x\n"}).startswith("--- /dev/null\n+++ b/n.txt")
     assert diff_text({"type": "content"}) == ""
     assert plan_text([]) == ""
+
+
+def test_a_key_in_what_the_agent_sends_is_masked_in_the_events_and_the_recording():
+    from jupyter_brain.engines import EngineHost, EngineRecording, EngineSpec, EngineTurn
+
+    key = "sk-ant-" + "a" * 30
+    recorded = EngineRecording(engine="x", prompt="p", stop_reason="end_turn", items=[
+        {"kind": "update", "update": {"sessionUpdate": "agent_message_chunk",
+                                      "content": {"type": "text", "text": f"the key is {key}"}}}])
+    events: list = []
+    outcome = EngineHost(Path(".")).run(EngineTurn(spec=EngineSpec("x", ("x",)), prompt="p", session="s",
+                                                   on_event=events.append, replay=recorded))
+    assert key not in str([e.model_dump() for e in events]) and "[REDACTED]" in outcome.result.text
