@@ -1,6 +1,19 @@
 """Fixtures for the outside-agent tests: the real ``claude-code-acp`` from tests/engines/npm
 (``npm ci`` there; scripts/test.sh runs it) with its model a scripted local Messages server.
-Outside CI a missing install skips, naming the fix; under ``CI=true`` it fails."""
+Outside CI a missing install skips, naming the fix; under ``CI=true`` it fails.
+
+What claude-code-acp 0.16.2 (Claude Code 2.1.44 inside) does here, offline:
+- one ``POST /v1/messages?beta=true`` per step, ``stream: true``, model
+  ``claude-sonnet-4-5-20250929``, ``max_tokens`` 32000, 16 tools (its own, with Read, Write and
+  Edit as ``mcp__acp__*``: they go through the client's ``fs/*``) plus each MCP server's as
+  ``mcp__<server>__<tool>``; no ``count_tokens``, no model listing, no title side call with
+  ``CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1``;
+- a ``tool_call`` is sent twice (an empty one, then with ``rawInput``); a permission request
+  names the call but not its kind or diff (the earlier ``tool_call`` had them); only edits ask
+  (reads do not); no ``usage_update``, no usage in the prompt's response;
+- ``session/fork`` works only on a session that was prompted at least once ("Internal error"
+  otherwise); ``session/load`` is offered.
+"""
 
 from __future__ import annotations
 
