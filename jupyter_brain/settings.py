@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from traitlets import Bool, CaselessStrEnum, Float, Int, TraitType, Unicode
+from traitlets import Bool, CaselessStrEnum, Dict, Float, Int, TraitType, Unicode
 
 THINK_CHOICES = ("off", "low", "medium", "high")
 PERMISSION_CHOICES = ("read-only", "ask", "auto")
@@ -159,6 +159,10 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             "the kernel's Python, the working directory's full path), model (only which model answers and the working "
             "folder's name: the same on every machine and day), off (none; the folder's name)",
             choices=RUNTIME_CHOICES, agent_config=False),
+    Setting("engine", str, "builtin", "who runs the turn: builtin (this harness), or an outside agent over ACP: "
+            "claude-code, codex, gemini, or a name AgentMagics.engines adds", flag="--engine", metavar="NAME"),
+    Setting("engines", dict, {}, "outside agents over ACP by name, a command line each (adds to claude-code, codex, "
+            "gemini; e.g. {'mine': 'my-agent --acp'})", agent_config=False),
     Setting("replay", str, "auto", "answer from the cell's recording while its requests match, then live (auto); "
             "always live (off); stop where the recording no longer matches (strict)", choices=REPLAY_CHOICES,
             flag="--replay"),
@@ -186,6 +190,8 @@ def setting_trait(name: str) -> TraitType:
         trait = _LazyCaselessStrEnum(s.choices, default_value=s.default, help=s.help)
     elif s.choices:
         trait = CaselessStrEnum(s.choices, default_value=s.default, help=s.help)
+    elif s.type is dict:
+        trait = Dict(value_trait=Unicode(), default_value=dict(s.default), help=s.help)
     elif s.type is bool:
         trait = Bool(s.default, help=s.help)
     elif s.type is int:

@@ -129,6 +129,9 @@ step "widgets: npm ci, build"
 # tests fail, not skip, when this folder is not installed.
 step "MCP test servers: npm ci"
 (cd tests/mcp_client/npm && npm ci --no-audit --no-fund --loglevel=error)
+# The ACP agent tests/engines runs (issue #36): claude-code-acp, exact version in its lock.
+step "ACP test agent: npm ci"
+(cd tests/engines/npm && npm ci --no-audit --no-fund --loglevel=error)
 
 # The JupyterLab extension (js/lab, its own node_modules; `jupyter labextension build` comes
 # from the venv's jupyterlab).

@@ -17,6 +17,8 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "jupyter_brain"
 ROOT = PACKAGE.name
 INTEGRATIONS = f"{ROOT}.agent.integrations"
+ENGINES = f"{ROOT}.engines"
+ENGINES_MAY = ("engines", "agent", "providers", "foundation")
 UI = ("IPython", "ipywidgets", "anywidget", "ipykernel", f"{ROOT}.widgets", f"{ROOT}.notebook", f"{ROOT}.magics")
 
 
@@ -123,6 +125,13 @@ def broken_rules(package: Path = PACKAGE) -> list[str]:
                 bad.append(f"{name} (agent) imports the UI: {other}")
             if _under(name, f"{ROOT}.providers") and _under(other, f"{ROOT}.agent"):
                 bad.append(f"{name} (providers) imports the agent: {other}")
+            # engines/ (outside agents over ACP, issue #36): the agent's events and results, no UI;
+            # only the notebook layer (notebook/engine_cell.py) runs it.
+            if _under(name, ENGINES) and (any(_under(other, ui) for ui in UI) or (
+                    _under(other, ROOT) and not any(_under(other, f"{ROOT}.{ok}") for ok in ENGINES_MAY))):
+                bad.append(f"{name} (engines) imports beyond agent/, providers/, foundation/: {other}")
+            if _under(other, ENGINES) and not (_under(name, ENGINES) or _under(name, f"{ROOT}.notebook")):
+                bad.append(f"{name} imports the engines (only the notebook layer runs them): {other}")
             # Settings take one route: the session and compare layers get what the notebook
             # registered (web search, tools) as arguments, never by reading its module state.
             if name in BELOW_NOTEBOOK and _under(other, f"{ROOT}.notebook"):

@@ -62,6 +62,12 @@ def run_agent_cell(magics: Any, line: str, cell: str, *, interpolate_prompt: boo
     notice = session_notice(session, kernel_base(magics.shell))  # "continuing session X (N turns)"
     if notice:
         print(notice)
+    if options.engine != "builtin":  # an outside agent over ACP (issue #36)
+        from .engine_cell import run_engine_cell
+
+        user_ns = magics.shell.user_ns if magics.shell is not None else {}
+        return run_engine_cell(magics, args, options, line, cell,
+                               interpolate(prompt, user_ns) if interpolate_prompt else prompt, session)
     run = cell_run(magics.shell, line, cell)  # its earlier turn leaves the history (unless --append)
     user_ns = magics.shell.user_ns if magics.shell is not None else {}
     provider = replaying_provider(magics, options, args, cell_source(line, cell), user_ns,  # recordings (#24)
