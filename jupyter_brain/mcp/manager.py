@@ -28,6 +28,7 @@ from . import catalog
 from .adapter import tool_spec
 from .catalog import PromptInfo, ResourceInfo
 from .client_hooks import ClientHooks, Sampler
+from .elicitation import Elicitor
 from .config import ServerConfig, load_servers
 from .connection import FAILED, RUNNING, STARTUP_TIMEOUT_S, STOP_TIMEOUT_S, ServerConnection
 from .loop import BackgroundLoop, LoopTimeout
@@ -178,6 +179,10 @@ class MCPManager:
     def set_sampler(self, sampler: Sampler | None) -> None:
         """Who answers servers' sampling requests (None: each gets a one-line refusal)."""
         self.hooks.sampler = sampler
+
+    def set_elicitor(self, elicitor: Elicitor | None) -> None:
+        """Who answers servers' elicitation requests (None: each is declined at once)."""
+        self.hooks.elicitor = elicitor
 
     def set_roots(self, paths: list[Path]) -> None:
         """The roots servers see (default: the working directory); running servers are told."""
