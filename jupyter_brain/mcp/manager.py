@@ -28,9 +28,9 @@ from . import catalog
 from .adapter import tool_spec
 from .catalog import PromptInfo, ResourceInfo
 from .client_hooks import ClientHooks, Sampler
-from .elicitation import Elicitor
 from .config import ServerConfig, load_servers
 from .connection import FAILED, RUNNING, STARTUP_TIMEOUT_S, STOP_TIMEOUT_S, ServerConnection
+from .elicitation import Elicitor
 from .loop import BackgroundLoop, LoopTimeout
 from .results import render_rich
 

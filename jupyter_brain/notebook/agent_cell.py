@@ -15,6 +15,7 @@ from ..providers.capabilities import provider_secrets
 from .cell_identity import cell_run
 from .code_cells import insert_code_cell
 from .conventions import ConventionsHook, cell_conventions
+from .elicitation import ElicitationTurn, kernel_elicitor
 from .headless import is_headless
 from .interpolate import interpolate
 from .kernel_inputs import approver_for, cell_tools, workspace_for
@@ -81,6 +82,9 @@ def run_agent_cell(magics: Any, line: str, cell: str, *, interpolate_prompt: boo
     sampling = SamplingTurn(options.permission, sampling_approver(view, magics.approval_timeout, headless=headless),
                             provider, timeout_s=magics.approval_timeout)
     sampler.begin(sampling)
+    elicitor = kernel_elicitor(magics)  # answers MCP servers' forms and links (a card; headless: declined)
+    elicitation = ElicitationTurn(view, headless, provider, sampling, timeout_s=magics.approval_timeout)
+    elicitor.begin(elicitation)
     try:
         store = magics.checkpoint_store()
         harness = session.build_harness(
@@ -107,6 +111,7 @@ def run_agent_cell(magics: Any, line: str, cell: str, *, interpolate_prompt: boo
         remember_turn(magics, line, cell, result, provider, session)  # to_test(), %agent export-test (#27)
     finally:
         sampler.end(sampling)
+        elicitor.end(elicitation)
         close_view(view)
     user_ns["_agent"] = result
     lab = getattr(magics, "lab", None)  # the JupyterLab extension's comm, if any (lab_channel.py)
