@@ -122,10 +122,6 @@ class MCPManager:
         left_out: dict[str, str] = {}
         for tool in connection.tools:
             key = f"{connection.name}:{tool.name}"
-            if getattr(getattr(tool, "execution", None), "task_support", None) == "required":
-                left_out[key] = (f"server {connection.name!r}: tool {tool.name!r} left out (it runs only as an "
-                                 "MCP task, which jupyter-brain does not support)")
-                continue
             try:
                 specs.append(tool_spec(connection.name, tool, self._caller(connection.name, tool.name, timeout),
                                        timeout_s=timeout, taken=taken))

@@ -1,7 +1,9 @@
 """A ``%%agent`` turn whose MCP tool asks the user (server-everything 2026.8.31's
 ``trigger-elicitation-request``), in an in-process IPython with a scripted model: the card
 in a widget view, its answer reaching the server, the answer kept in the turn's recording
-and replayed without asking; declined at once headless or where no form can be shown."""
+and replayed without asking; declined at once headless or where no form can be shown. And a
+tool that runs only as a task (``simulate-research-query``): its stages on its row, its
+result back in the turn."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import threading
 
 import pytest
 
-from jupyter_brain.agent.events import ApprovalDecision, ApprovalRequest
+from jupyter_brain.agent.events import ApprovalDecision, ApprovalRequest, ToolProgress
 from jupyter_brain.providers.scripted import ScriptedProvider
 
 from .servers import npm_server
@@ -108,3 +110,16 @@ def test_a_view_without_forms_declines(ev, capsys):
     ev.run_cell_magic("agent", "--provider bot --permission auto", "Sign me up.")  # the text view
     assert "User declined" in ev.user_ns["_agent"].tool_calls[0].output
     assert "declined: this view cannot show a form" in capsys.readouterr().out
+
+
+def test_a_task_only_tool_runs_in_a_turn_with_its_stages_on_its_row(ev, monkeypatch):
+    view = FormView(lambda e: {"action": "cancel"})
+    _with_view(monkeypatch, view)
+    bot = ScriptedProvider([_call("ev__simulate-research-query", {"topic": "tides"}), "Done."])
+    ev.user_ns["bot"] = bot
+    ev.run_cell_magic("agent", "--provider bot --permission auto", "Research tides.")
+    (call,) = ev.user_ns["_agent"].tool_calls
+    assert call.status == "ok" and call.output.startswith("# Research Report: tides")
+    stages = [e.message for e in view.events if isinstance(e, ToolProgress) and e.call_id == call.call_id]
+    assert "Gathering sources..." in stages and "Generating report..." in stages
+    assert "# Research Report: tides" in bot.calls[1]["messages"][-1]["content"]  # back into the turn
