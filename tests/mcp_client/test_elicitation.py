@@ -9,7 +9,7 @@ import pytest
 
 from jupyter_brain.mcp.elicitation import ElicitationAnswer, ElicitationRequest, checked_content
 
-from .servers import npm_entry, write_config
+from .servers import npm_entry, stdio_entry, write_config
 
 pytestmark = pytest.mark.mcp_server
 
@@ -100,3 +100,18 @@ def test_form_values_are_typed_per_the_schema():
     assert checked_content(request, {"n": "3", "ok": False, "tags": "a"}) == ({"n": 3, "ok": False, "tags": ["a"]}, "")
     assert checked_content(request, {"ok": True}) == (None, "N is required")
     assert checked_content(request, {"n": "x"}) == (None, "N must be a whole number")
+
+
+def test_a_2026_07_28_input_required_result_is_answered_by_the_same_elicitor(manager, tmp_path):
+    """The demo server (Python SDK 2.x) speaks 2026-07-28: its question comes back as an
+    ``input_required`` result, which the SDK answers through our callback and retries."""
+    path = write_config(tmp_path / "data", {"demo": stdio_entry()})
+    tools = _tools(manager, path)
+    assert manager.connections["demo"]._client.session.protocol_version == "2026-07-28"
+    asked: list[ElicitationRequest] = []
+    manager.set_elicitor(lambda request: (asked.append(request), ElicitationAnswer("accept", {"colour": "teal"}))[1])
+    assert tools["demo__ask_colour"]() == "accept: teal"
+    (request,) = asked
+    assert (request.server, request.message, request.required) == ("demo", "Which colour?", ("colour",))
+    manager.set_elicitor(None)
+    assert tools["demo__ask_colour"]() == "decline"  # nobody to ask: declined at once
