@@ -173,6 +173,9 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("compare_copy_limit_mb", float, 512.0, "%%compare copies your variables for each run; one bigger than "
             "this many MB is shared with the runs read-only instead, with a warning naming it (0: always copy)",
             ge=0, agent_config=False),
+    Setting("agents_md", bool, True, "send the nearest AGENTS.md (the notebook's folder up to the repository root or "
+            "home; at most 8 KB, the rest cut) with every request as project instructions (%agent context shows which)",
+            agent_config=False),
     Setting("fail_on", str, "error,timeout,budget,max_steps,interrupted", "the turn statuses that fail a %%agent "
             "cell with a one-line error, so Run All stops there and nbconvert / papermill exit non-zero "
             "(comma-separated; none: never)", agent_config=False),

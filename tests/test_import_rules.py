@@ -5,7 +5,8 @@ Read from the source: every import statement counts, including those under
 laziness. The rules (ARCHITECTURE.md): the turn loop (``agent/loop``) knows no
 integration; an integration (``agent/integrations/<name>``) imports neither the loop, nor
 ``harness.py``, nor another integration; ``agent/`` never imports IPython, widgets or the
-notebook layer; ``providers/`` never imports ``agent/``.
+notebook layer; ``providers/`` never imports ``agent/``; ``conventions/`` (AGENTS.md, Agent
+Skills) imports ``agent/`` but no UI, and ``agent/`` never imports it.
 """
 
 from __future__ import annotations
@@ -123,6 +124,10 @@ def broken_rules(package: Path = PACKAGE) -> list[str]:
                 bad.append(f"{name} imports {other}: each integration is registered on its own line")
             if _under(name, f"{ROOT}.agent") and any(_under(other, ui) for ui in UI):
                 bad.append(f"{name} (agent) imports the UI: {other}")
+            if _under(name, f"{ROOT}.conventions") and any(_under(other, ui) for ui in UI):
+                bad.append(f"{name} (conventions) imports the UI: {other}")
+            if _under(name, f"{ROOT}.agent") and _under(other, f"{ROOT}.conventions"):
+                bad.append(f"{name} (agent) imports the conventions: {other}")
             if _under(name, f"{ROOT}.providers") and _under(other, f"{ROOT}.agent"):
                 bad.append(f"{name} (providers) imports the agent: {other}")
             # engines/ (outside agents over ACP, issue #36): the agent's events and results, no UI;
@@ -166,6 +171,7 @@ def test_the_checks_see_type_checking_and_lazy_imports(tmp_path: Path) -> None:
         "agent/integrations/memory/hook.py": "from ...loop import x\nfrom ..web.hook import y\nimport IPython\n",
         "agent/integrations/web/__init__.py": "",
         "agent/integrations/web/hook.py": "",
+        "conventions/__init__.py": "import IPython\n",
     }
     for rel, text in files.items():
         (pkg / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -181,3 +187,4 @@ def test_the_checks_see_type_checking_and_lazy_imports(tmp_path: Path) -> None:
     assert any("the loop" in b and "imports an integration" in b for b in bad)
     assert any("(agent) imports the UI: IPython" in b for b in bad)
     assert any("(providers) imports the agent" in b for b in bad)
+    assert any("(conventions) imports the UI: IPython" in b for b in bad)

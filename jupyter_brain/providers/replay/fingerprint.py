@@ -4,8 +4,8 @@ the model the same thing, so a recorded answer to one answers the other.
 Covered (canonical JSON, sha256): the conversation the model reads — the history, this
 turn's prompt, every assistant message (text, thinking text, tool calls) and every tool
 result (text, error flag, how many images) —, the system layers that carry meaning
-(memories, a context pack, a skill, a hook's layer, a reflection or summary request), the
-names of the tools offered, the thinking budget and the cell's flags that change the
+(memories, a context pack, a skill, the AGENTS.md and the Agent Skills' index, a hook's
+layer, a reflection or summary request), the names of the tools offered, the thinking budget and the cell's flags that change the
 request (think, strategy, provider, model … ``REQUEST_FLAGS``).
 
 Left out, because they change without changing the question: the system prompt itself

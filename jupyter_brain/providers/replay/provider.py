@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
-from ...foundation.redact import Redactor
+from ...foundation.redact import Redactor, redact_value
 from ..base import LLMProvider, Message, ProviderError, ProviderResult, StreamEvent, ToolSchema, Usage
 from ..capabilities import ExactTokenCount, ReportsFallbacks, has_native_thinking, provider_secrets
 from ..chain import FallbackNotice, provider_label
@@ -71,6 +71,7 @@ class ReplayingProvider:
         self._pending = ""  # a switch to live not reported yet
         self._replayed_ids: set[str] = set()  # tool calls of the responses replayed in this turn
         self._ran: list[str] = []  # tool calls of this turn that ran (``tool_ran``)
+        self._answers: dict[str, Any] = {}  # the user's answers to servers in this turn (``record_answer``)
         self._strict_stop = ""  # strict mode's message, once it stopped
 
     # what the turn reads ---------------------------------------------------------------
@@ -136,6 +137,20 @@ class ReplayingProvider:
         chosen = self._chosen
         return call_id in self._replayed_ids and chosen is not None and call_id in chosen.ran
 
+    def recorded_answer(self, key: str) -> Any:
+        """What the user answered to question ``key`` when the replayed turn was recorded
+        (an MCP elicitation), or None: asked again. Kept for this turn's recording too."""
+        chosen = self._chosen if self._replaying else None  # gone live: the user is asked
+        answer = chosen.answers.get(key) if chosen is not None else None
+        if answer is not None:
+            with self._lock:
+                self._answers[key] = answer
+        return answer
+
+    def record_answer(self, key: str, answer: Any) -> None:
+        with self._lock:
+            self._answers[key] = answer
+
     def priced_as(self, messages: list[Message], tools: list[ToolSchema], thinking_budget: int = 0) -> Any:
         """What the coming call costs like, for a budget that checks it before it is made:
         this provider (replayed: free) when the recording answers it, else the live one. It
@@ -161,6 +176,7 @@ class ReplayingProvider:
         live = self._live if self.live_calls or base is None else None
         return TurnRecording(
             cell=self.cell, flags=self.flags, calls=[c.masked(self.redact) for c in self.calls], ran=list(self._ran),
+            answers=redact_value(dict(self._answers), self.redact),
             provider=str(getattr(live, "name", "") if live is not None else (base.provider if base else "")),
             model=str(getattr(live, "model", "") if live is not None else (base.model if base else "")),
             native_thinking=self.supports_native_thinking,

@@ -70,6 +70,7 @@ class TurnRecording(BaseModel):
     flags: dict[str, Any] = Field(default_factory=dict)
     calls: list[RecordedCall] = Field(default_factory=list)
     ran: list[str] = Field(default_factory=list)  # ids of the tool calls that ran (not denied, not blocked)
+    answers: dict[str, Any] = Field(default_factory=dict)  # what the user answered a server (MCP elicitation), by question
 
     def dump(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_defaults=True)
