@@ -118,8 +118,13 @@ def begin(venv: Path, root: Path = ROOT) -> None:
     (venv / PENDING).write_text(json.dumps({"format": FORMAT, "inputs": digests(root)}))
 
 
-def finish(venv: Path, seconds: float) -> None:
-    """After a successful install: the inputs ``begin`` recorded become the stamp."""
+def finish(venv: Path, seconds: float, root: Path = ROOT) -> None:
+    """After a successful install: the inputs ``begin`` recorded become the stamp. Unless
+    the front-end is missing: the build hook only warns when its npm build fails in an
+    editable install, and the views would then be missing without a word."""
+    missing = [rel for rel in OUTPUTS if not (root / rel).is_file()]
+    if missing:
+        sys.exit(f"jupyter-brain: the install did not build {missing[0]} (see npm's output above)")
     stamp = json.loads((venv / PENDING).read_text())
     stamp.update(seconds=seconds, finished=time.time())
     (venv / STAMP).write_text(json.dumps(stamp, indent=1, sort_keys=True))

@@ -46,7 +46,7 @@ def _installed(tmp_path: Path) -> tuple[Path, Path]:
     (venv / "bin").mkdir(parents=True)
     (venv / "bin" / "jupyter").write_text("")
     install_stamp.begin(venv, root)
-    install_stamp.finish(venv, 81.0)
+    install_stamp.finish(venv, 81.0, root)
     return root, venv
 
 
@@ -91,6 +91,15 @@ def test_a_missing_build_or_venv_or_a_failed_install_installs_again(tmp_path) ->
     root, venv = _installed(tmp_path / "3")
     install_stamp.begin(venv, root)  # an install that began and never finished
     assert install_stamp.why_install(venv, root) == "no finished install recorded in it"
+
+
+def test_an_install_that_built_no_front_end_leaves_no_stamp(tmp_path) -> None:
+    root, venv = _installed(tmp_path)
+    install_stamp.begin(venv, root)
+    (root / "jupyter_brain/labextension/package.json").unlink()  # npm's build failed: the hook only warns
+    with pytest.raises(SystemExit, match="did not build jupyter_brain/labextension/package.json"):
+        install_stamp.finish(venv, 60.0, root)
+    assert not (venv / install_stamp.STAMP).exists()
 
 
 def test_another_python_or_folder_installs_again() -> None:
