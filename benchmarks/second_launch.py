@@ -40,7 +40,7 @@ def free_port() -> int:
 
 def launch(venv: Path, extra: list[str], log: Path, timeout: float) -> tuple[float, str]:
     """Seconds from ``bash scripts/lab.sh`` until JupyterLab serves /lab, and the launcher's
-    first line (what it said it was doing)."""
+    first line (what it said it was doing; an older launcher's first line of output)."""
     port, token = free_port(), secrets.token_hex(8)
     args = ["bash", str(ROOT / "scripts" / "lab.sh"), "--no-browser", f"--port={port}", "--ip=127.0.0.1",
             f"--IdentityProvider.token={token}", *extra]
@@ -70,8 +70,9 @@ def launch(venv: Path, extra: list[str], log: Path, timeout: float) -> tuple[flo
                 except subprocess.TimeoutExpired:
                     os.killpg(proc.pid, signal.SIGKILL)
                     proc.wait()
-    first_line = next((ln for ln in log.read_text().splitlines() if ln.strip()), "")
-    return elapsed, first_line
+    lines = [ln for ln in log.read_text().splitlines() if ln.strip()]
+    said = next((ln for ln in lines if ln.startswith("jupyter-brain")), lines[0] if lines else "")
+    return elapsed, said
 
 
 def main() -> None:

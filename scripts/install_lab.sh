@@ -60,5 +60,6 @@ PATH="$(cd "$VENV" && pwd)/bin:$PATH" "$VENV/bin/python" -m pip install -q --no-
 mkdir -p "$VENV/share/jupyter/lab/settings/overrides.d"
 cp scripts/lab_settings.json "$VENV/share/jupyter/lab/settings/overrides.d/jupyter-brain.json"
 
-"$VENV/bin/python" scripts/install_stamp.py done "$VENV" "$SECONDS"
-echo "jupyter-brain: installed in $SECONDS s"
+took=$SECONDS
+"$VENV/bin/python" scripts/install_stamp.py done "$VENV" "$took"
+echo "jupyter-brain: installed in $took s"
