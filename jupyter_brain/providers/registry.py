@@ -15,7 +15,7 @@ from jupyter_brain.providers.base import LLMProvider, ProviderError
 PROVIDER_NAMES = ("auto", "anthropic", "openai", "ollama", "vllm", "scripted")
 
 # The offline path is spelled as in the README (its "Start here" and "Choosing a model"),
-# which tests/providers/test_no_model_message.py checks.
+# which tests/providers/test_registry.py checks.
 _NO_MODEL_CONFIGURED = (
     "no model is configured. Choose one of:\n"
     "  1. an API key: set ANTHROPIC_API_KEY (Claude) or OPENAI_API_KEY (OpenAI);\n"
