@@ -10,8 +10,8 @@ that reports a missing module (an agent's tool call that could not import one).
 
     python3 scripts/check_newcomer.py [--venv build/newcomer/venv] [--reuse] [notebooks/NAME.ipynb ...]
 
-``--reuse`` keeps an existing virtualenv (install_lab.sh still runs: it is quick when
-everything is installed).
+``--reuse`` keeps an existing virtualenv (install_lab.sh still runs: it skips the
+install when nothing it is made from changed, scripts/install_stamp.py).
 """
 
 from __future__ import annotations

@@ -31,6 +31,7 @@ import contextlib
 import logging
 import threading
 from collections.abc import Iterator
+from concurrent.futures import Future
 from typing import Any
 
 log = logging.getLogger("jupyter_brain.notebook.kernel_channel")
@@ -50,7 +51,8 @@ def _kernel() -> Any | None:
 
 
 def _subshell_id(kernel: Any) -> str | None:
-    """The kernel's widget subshell, created on first use (None if unsupported)."""
+    """The kernel's widget subshell, created on first use (None if unsupported or refused:
+    then the caller falls back, and the reason goes to this module's log, not the cell)."""
     if not getattr(kernel, "_supports_kernel_subshells", False):
         return None
     with _lock:
@@ -58,20 +60,43 @@ def _subshell_id(kernel: Any) -> str | None:
         if known is not None:
             return known
         try:
-            socket = kernel.shell_channel_thread.manager.control_to_shell_channel.from_socket
-            socket.send_json({"type": "create"})
-            if not socket.poll(5000):
-                log.warning("no answer from the kernel's shell channel thread; not using a subshell")
-                return None
-            reply = socket.recv_json()
-        except Exception as exc:  # noqa: BLE001 - a kernel without this machinery
-            log.debug("cannot create a subshell: %s", exc)
+            made = _create_subshell(kernel)
+        except Exception as exc:  # noqa: BLE001 - a kernel without this machinery, or a slow one
+            log.info("no kernel subshell for widget messages (%s: %s); they wait for the main thread",
+                     type(exc).__name__, exc)
             return None
-        if not isinstance(reply, dict) or reply.get("status") != "ok" or not reply.get("subshell_id"):
-            log.warning("the kernel refused a subshell: %s", reply)
-            return None
-        _subshells[id(kernel)] = reply["subshell_id"]
-        return reply["subshell_id"]
+        _subshells[id(kernel)] = made
+        return made
+
+
+def _create_subshell(kernel: Any, timeout: float = 5.0) -> str:
+    """A new subshell, made on the kernel's shell channel thread as ipykernel makes one.
+
+    Not through ``control_to_shell_channel``, the inproc PAIR socket ipykernel's control
+    thread sends ``create``/``delete``/``list`` requests on and reads each answer back
+    from: a second sender there (this code once was one) and the two threads read each
+    other's answers whenever a front-end's subshell request was in flight (JupyterLab
+    opens and deletes subshells for its comms), e.g. a delete's ``{'status': 'ok'}`` for
+    our create (#40). Here the answer comes back through a future only this call holds.
+    """
+    thread = kernel.shell_channel_thread
+    manager = thread.manager
+    answer: Future[str] = Future()
+
+    def create() -> None:  # on the shell channel thread
+        if not answer.set_running_or_notify_cancel():
+            return  # given up on: make none
+        try:
+            answer.set_result(str(manager._create_subshell()))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            answer.set_exception(exc)
+
+    thread.io_loop.add_callback(create)
+    try:
+        return answer.result(timeout=timeout)
+    except TimeoutError:  # concurrent.futures' own since Python 3.11
+        answer.cancel()
+        raise TimeoutError(f"the shell channel thread did not answer in {timeout:.0f} s") from None
 
 
 def route_to_subshell(widget: Any) -> bool:

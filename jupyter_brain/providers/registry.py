@@ -14,13 +14,18 @@ from jupyter_brain.providers.base import LLMProvider, ProviderError
 
 PROVIDER_NAMES = ("auto", "anthropic", "openai", "ollama", "vllm", "scripted")
 
+# The offline path is spelled as in the README (its "Start here" and "Choosing a model"),
+# which tests/providers/test_registry.py checks.
 _NO_MODEL_CONFIGURED = (
     "no model is configured. Choose one of:\n"
     "  1. an API key: set ANTHROPIC_API_KEY (Claude) or OPENAI_API_KEY (OpenAI);\n"
     "  2. a local OpenAI-compatible server such as Ollama or vLLM: set OPENAI_BASE_URL "
     "(or JUPYTER_BRAIN_BASE_URL), e.g. http://localhost:11434/v1, or use "
-    "get_provider('ollama') / get_provider('vllm');\n"
-    "  3. the offline scripted provider: get_provider('scripted', responses=[...])"
+    "--provider ollama / --provider vllm;\n"
+    "  3. no key, offline: the `scripted` provider: `from jupyter_brain import ScriptedProvider`, "
+    "`bot = ScriptedProvider([...])`, then `%%agent --provider bot` (in Python: AgentHarness(provider=bot)).\n"
+    "See \"Choosing a model\" in the README, and the example notebooks in notebooks/ "
+    "(start with quickstart.ipynb), which run offline this way."
 )
 
 

@@ -5,6 +5,7 @@ are in test_subshell_comm_kernel.py and test_lab_ready_kernel.py)."""
 from __future__ import annotations
 
 import comm as comm_package
+import pytest
 
 from jupyter_brain.notebook import kernel_channel
 
@@ -84,3 +85,50 @@ def test_a_callback_set_again_does_not_get_old_messages_twice() -> None:
     made.on_msg(second.append)
     made.handle_msg({"n": 2})
     assert first == [{"n": 1}] and second == [{"n": 2}]
+
+
+class FakeShellChannelThread:
+    """ipykernel's shell channel thread: ``io_loop.add_callback`` runs callbacks there
+    (here: at once, or kept in ``later`` when ``run_at_once`` is False)."""
+
+    def __init__(self, create, *, run_at_once: bool = True) -> None:
+        self.manager = type("Manager", (), {"_create_subshell": staticmethod(create)})()
+        self.later: list = []
+        self.io_loop = self
+        self.run_at_once = run_at_once
+
+    def add_callback(self, callback) -> None:
+        callback() if self.run_at_once else self.later.append(callback)
+
+
+def _kernel_with(thread: FakeShellChannelThread):
+    return type("Kernel", (), {"_supports_kernel_subshells": True, "shell_channel_thread": thread})()
+
+
+def test_a_subshell_is_made_on_the_shell_channel_thread_and_remembered(monkeypatch) -> None:
+    made = iter(["sub-1", "sub-2"])
+    kernel = _kernel_with(FakeShellChannelThread(lambda: next(made)))
+    monkeypatch.setattr(kernel_channel, "_subshells", {})
+    assert kernel_channel._subshell_id(kernel) == "sub-1"
+    assert kernel_channel._subshell_id(kernel) == "sub-1"  # one per kernel
+
+
+def test_a_refused_subshell_falls_back_quietly_into_the_log(monkeypatch, caplog, capsys) -> None:
+    def refuse() -> str:
+        raise RuntimeError("no more threads")
+
+    monkeypatch.setattr(kernel_channel, "_subshells", {})
+    caplog.set_level("DEBUG", logger="jupyter_brain")
+    assert kernel_channel._subshell_id(_kernel_with(FakeShellChannelThread(refuse))) is None
+    assert "no more threads" in caplog.text
+    assert all(r.levelname in ("DEBUG", "INFO") for r in caplog.records)  # logging's last resort prints WARNING up
+    assert capsys.readouterr().err == ""
+
+
+def test_a_subshell_not_made_in_time_is_not_made_later() -> None:
+    made: list[str] = []
+    thread = FakeShellChannelThread(lambda: made.append("sub-1") or "sub-1", run_at_once=False)
+    with pytest.raises(TimeoutError, match="did not answer"):
+        kernel_channel._create_subshell(_kernel_with(thread), timeout=0.05)
+    thread.later[0]()  # the shell channel thread gets to it after the caller gave up
+    assert made == []

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -66,6 +68,21 @@ def test_auto_without_any_configuration_explains_the_three_ways() -> None:
     assert "ANTHROPIC_API_KEY" in message and "OPENAI_API_KEY" in message
     assert "Ollama" in message and "OPENAI_BASE_URL" in message
     assert "scripted" in message
+
+
+def test_the_no_model_message_spells_the_offline_path_as_the_readme_does() -> None:
+    """A newcomer's own notebook with no key meets this message; it must name the same
+    offline path as the README's "nothing" row, and point to the README and the notebooks."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    row = next(line for line in readme.splitlines() if line.startswith("| nothing |"))
+    with pytest.raises(ProviderError) as info:
+        get_provider("auto")
+    message = info.value.message
+    steps = re.findall(r"`([^`]+)`", row)
+    assert steps and all(f"`{step}`" in message for step in steps), (steps, message)
+    assert all(f"`{step}`" in readme.split("## The test command")[0] for step in steps[1:])  # the first screen too
+    assert "README" in message and "notebooks/" in message and "quickstart.ipynb" in message
+    assert (Path(__file__).resolve().parents[2] / "notebooks" / "quickstart.ipynb").is_file()
 
 
 def test_unknown_name_lists_the_choices() -> None:
