@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 from typing import Any
 
@@ -72,18 +73,22 @@ class McpEndpoint:
         return types.CallToolResult(content=content, is_error=outcome.is_error)
 
     def session_of(self, ctx: Any) -> OutsideSession:
-        """The outside session of this request: its MCP session id and the client it named."""
+        """The outside session of this request: its MCP session id and the client it named.
+
+        A 2025 handshake gives the connection an ``Mcp-Session-Id``; the 2026-07-28 protocol has
+        no sessions (each request carries the client's info), so there the client's name and
+        version stand for one (its limits and log lines are that client's)."""
         connection = getattr(ctx.session, "_connection", None)  # the SDK keeps the id there (no public name)
-        request = getattr(ctx, "request", None)
-        headers = getattr(request, "headers", None) or {}
-        session_id = getattr(connection, "session_id", None) or headers.get("mcp-session-id") or "stateless"
+        params = getattr(ctx.session, "client_params", None)
+        info = getattr(params, "client_info", None)
+        name = getattr(info, "name", None) or "unknown client"
+        version = getattr(info, "version", None) or ""
+        session_id = getattr(connection, "session_id", None)
+        if not session_id:
+            session_id = "client-" + hashlib.sha256(f"{name}\0{version}".encode()).hexdigest()[:20]
         session = self.sessions.get(session_id)
         if session is None:
-            params = getattr(ctx.session, "client_params", None)
-            info = getattr(params, "client_info", None)
-            session = OutsideSession(session_id, getattr(info, "name", None) or "unknown client",
-                                     getattr(info, "version", None) or "")
-            self.sessions[session_id] = session
+            session = self.sessions[session_id] = OutsideSession(session_id, name, version)
         return session
 
     # the session manager's life -----------------------------------------------------
