@@ -166,3 +166,7 @@ def main(argv: list[str] | None = None) -> None:
         asyncio.run(serve(Proxy(endpoint, token)))
     except KeyboardInterrupt:
         pass
+
+
+if __name__ == "__main__":
+    main()
