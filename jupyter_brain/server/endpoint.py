@@ -18,6 +18,7 @@ from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
+from jupyter_brain.agent.tool_schema import compact_schema
 from jupyter_brain.foundation.version import __version__
 
 from .gate import OutsideSession
@@ -36,10 +37,7 @@ INSTRUCTIONS = (
 def tool_list() -> list[types.Tool]:
     tools = []
     for spec in SPECS:
-        schema = spec.args.model_json_schema()
-        schema.pop("title", None)
-        for prop in schema.get("properties", {}).values():
-            prop.pop("title", None)
+        schema = compact_schema(spec.args.model_json_schema())  # the in-kernel agent's: no titles, no anyOf-null
         annotations = types.ToolAnnotations(read_only_hint=spec.effect == "read",
                                             destructive_hint=spec.name == "delete_cell")
         tools.append(types.Tool(name=spec.name, description=spec.description, input_schema=schema,
