@@ -33,11 +33,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import anyio  # noqa: E402
-import nbformat  # noqa: E402
+import anyio
+import nbformat
 
-from benchmarks.tokens_server import o200k  # noqa: E402
-from tests.server.jupyter import RunningServer, _call_tools, start_server, write_notebook  # noqa: E402
+from benchmarks.tokens_server import o200k
+from tests.server.jupyter import RunningServer, _call_tools, start_server, write_notebook
 
 HERE = Path(__file__).resolve().parent
 
