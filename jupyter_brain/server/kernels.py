@@ -107,9 +107,10 @@ class NotebookKernels:
                 result.status = "died"
                 self._forget(kernel_id)
                 break
-            got_idle |= await self._iopub(client, msg_id, result)
-            if not got_reply:
-                reply = await _next(client.get_shell_msg, 0)
+            if not got_idle:
+                got_idle = await self._iopub(client, msg_id, result)
+            if not got_reply:  # after the idle status, the reply is a moment away: wait for it, not for iopub
+                reply = await _next(client.get_shell_msg, POLL_S if got_idle else 0)
                 if reply is not None and reply["parent_header"].get("msg_id") == msg_id:
                     got_reply = True
                     result.execution_count = reply["content"].get("execution_count")

@@ -63,6 +63,12 @@ class NotebookStore:
         return bool(await ensure_async(self.contents.file_exists(api_path)))
 
     async def read(self, api_path: str) -> nbformat.NotebookNode:
+        """The saved notebook, read under its lock: the contents manager writes a notebook in
+        place, so a read beside a save could see half a file."""
+        async with self.lock(api_path):
+            return await self._read(api_path)
+
+    async def _read(self, api_path: str) -> nbformat.NotebookNode:
         if not await self.exists(api_path):
             raise ToolProblem(f"No notebook {api_path!r} under the server's root (list_notebooks shows what there is)")
         try:
@@ -92,7 +98,7 @@ class NotebookStore:
         """The notebook to change in place; saved (after validation) when the block ends
         without an exception. Held under the notebook's lock throughout."""
         async with self.lock(api_path):
-            nb = await self.read(api_path)
+            nb = await self._read(api_path)
             yield nb
             await self.save(api_path, nb)
 
