@@ -32,8 +32,15 @@ class JupyterBrainMCP(Configurable):
         200_000, help="Bytes a tool result may return (text and images together); the rest is cut with a note."
     ).tag(config=True)
     max_output_chars = Int(
-        2_000, help="Characters of one cell output shown when a notebook is read; the rest is cut with a note."
+        800, help="Characters of one cell output that read_notebook shows; the rest is cut with a note "
+                  "(read_cell shows more)."
     ).tag(config=True)
-    image_max_px = Int(768, help="The longer side of a figure returned as an image (downscaled when Pillow is there).").tag(
+    max_cell_output_chars = Int(
+        6_000, help="Characters of one output that read_cell (by default) and the execute tools return."
+    ).tag(config=True)
+    image_max_px = Int(
+        768, help="The longer side of a figure read_cell or an execution returns (downscaled when Pillow is there)."
+    ).tag(config=True)
+    overview_image_px = Int(384, help="The longer side of a figure in read_notebook, which reads many cells.").tag(
         config=True)
     max_images_per_result = Int(6, help="Figures one tool result may return as images.").tag(config=True)

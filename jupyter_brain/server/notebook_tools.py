@@ -46,10 +46,11 @@ class NotebookTools:
         self.audit = audit or AuditTrail(self.redact)
         self.gate = Gate(settings.permission, settings.max_executions_per_session)
 
-    def renderer(self) -> Renderer:
+    def renderer(self, *, overview: bool = False) -> Renderer:
+        """read_notebook's (many cells: outputs and figures smaller) or one cell's."""
         s = self.settings
-        return Renderer(RenderLimits(s.max_output_chars, s.max_result_bytes, s.image_max_px, s.max_images_per_result),
-                        self.redact)
+        chars, px = (s.max_output_chars, s.overview_image_px) if overview else (s.max_cell_output_chars, s.image_max_px)
+        return Renderer(RenderLimits(chars, s.max_result_bytes, px, s.max_images_per_result), self.redact)
 
     # the one way in ---------------------------------------------------------------
     async def call(self, session: OutsideSession, name: str, arguments: dict[str, Any] | None) -> Outcome:
@@ -66,7 +67,7 @@ class NotebookTools:
             api_path = self.store.api_path(args.path) if hasattr(args, "path") else None
             folder = self.store.real_path(api_path).parent if api_path else None
             decision = self.gate.check(session, name, spec.effect)
-            renderer = self.renderer()
+            renderer = self.renderer(overview=name == "read_notebook")
             text = await getattr(self, "_" + name)(session, args, api_path, renderer)
             rendered = renderer.result(text)
             outcome = Outcome(rendered.text, list(rendered.images))

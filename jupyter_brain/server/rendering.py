@@ -25,7 +25,7 @@ TRACEBACK_LINES = 12
 
 @dataclass(frozen=True)
 class RenderLimits:
-    max_output_chars: int = 2_000
+    max_output_chars: int = 6_000
     max_result_bytes: int = 200_000
     image_max_px: int = 768
     max_images: int = 6
@@ -49,9 +49,7 @@ class Renderer:
     # cells --------------------------------------------------------------------
     def cell(self, index: int, cell: Any, *, outputs: bool = True, max_chars: int | None = None) -> str:
         kind = cell.get("cell_type", "code")
-        head = f"## [{index}] {kind} id={cell.get('id', '?')}"
-        if kind == "code" and cell.get("execution_count") is not None:
-            head += f" exec={cell['execution_count']}"
+        head = f"[{index}] {kind} {cell.get('id', '?')}"  # index, type, id: what an edit names
         provenance = (cell.get("metadata", {}).get("jupyter_brain") or {}).get("provenance")
         if provenance:
             head += f" (by {provenance.get('client', 'an agent')})"

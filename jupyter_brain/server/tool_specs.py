@@ -38,7 +38,7 @@ class ReadCell(Args):
     path: Path
     index: Index = None
     cell_id: CellId = None
-    max_chars: Annotated[int, Field(ge=100, le=200_000, description="characters of each output shown")] = 10_000
+    max_chars: Annotated[int | None, Field(ge=100, le=200_000, description="characters of each output shown")] = None
 
 
 class InsertCell(Args):
