@@ -66,7 +66,10 @@ class AgentMagics(Magics):
     workspace_dir = setting_trait("workspace_dir")
     runtime = setting_trait("runtime")
     replay = setting_trait("replay")
+    engine = setting_trait("engine")  # %%agent --engine (notebook/engine_cell.py, jupyter_brain/engines)
+    engines = setting_trait("engines")  # name → command line of more ACP agents
     notebook = setting_trait("notebook")
+    agents_md = setting_trait("agents_md")  # AGENTS.md and Agent Skills (jupyter_brain/conventions)
     fail_on = setting_trait("fail_on")  # statuses that fail a cell (notebook/turn_failure.py)
     check_timeout = setting_trait("check_timeout")  # %%compare --check's time limit (evals/bounded_eval.py)
     compare_copy_limit_mb = setting_trait("compare_copy_limit_mb")  # %%compare: bigger variables shared, not copied

@@ -3,7 +3,7 @@
 Everything else is derived from ``SETTINGS``: the ``%%agent`` / ``%%compare`` flags
 (``jupyter_brain.notebook.parsers``), the ``AgentMagics`` traitlets (``setting_trait``),
 the keys of ``%agent config`` (``CONFIG_KEYS``) and the pydantic ``AgentOptions``
-(``jupyter_brain.settings_model``); a test checks the README against it.
+(``jupyter_brain.settings_model``) and the docs' settings and flags reference (docs/hooks/reference.py).
 
 Plain Python on purpose (plus traitlets, which IPython has loaded already): this module
 is imported by ``%load_ext jupyter_brain``, which must stay fast and must not import
@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from traitlets import Bool, CaselessStrEnum, Float, Int, TraitType, Unicode
+from traitlets import Bool, CaselessStrEnum, Dict, Float, Int, TraitType, Unicode
 
 THINK_CHOICES = ("off", "low", "medium", "high")
 PERMISSION_CHOICES = ("read-only", "ask", "auto")
@@ -159,6 +159,10 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             "the kernel's Python, the working directory's full path), model (only which model answers and the working "
             "folder's name: the same on every machine and day), off (none; the folder's name)",
             choices=RUNTIME_CHOICES, agent_config=False),
+    Setting("engine", str, "builtin", "who runs the turn: builtin (this harness), or an outside agent over ACP: "
+            "claude-code, codex, gemini, or a name AgentMagics.engines adds", flag="--engine", metavar="NAME"),
+    Setting("engines", dict, {}, "outside agents over ACP by name, a command line each (adds to claude-code, codex, "
+            "gemini; e.g. {'mine': 'my-agent --acp'})", agent_config=False),
     Setting("replay", str, "auto", "answer from the cell's recording while its requests match, then live (auto); "
             "always live (off); stop where the recording no longer matches (strict)", choices=REPLAY_CHOICES,
             flag="--replay"),
@@ -169,6 +173,9 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("compare_copy_limit_mb", float, 512.0, "%%compare copies your variables for each run; one bigger than "
             "this many MB is shared with the runs read-only instead, with a warning naming it (0: always copy)",
             ge=0, agent_config=False),
+    Setting("agents_md", bool, True, "send the nearest AGENTS.md (the notebook's folder up to the repository root or "
+            "home; at most 8 KB, the rest cut) with every request as project instructions (%agent context shows which)",
+            agent_config=False),
     Setting("fail_on", str, "error,timeout,budget,max_steps,interrupted", "the turn statuses that fail a %%agent "
             "cell with a one-line error, so Run All stops there and nbconvert / papermill exit non-zero "
             "(comma-separated; none: never)", agent_config=False),
@@ -186,6 +193,8 @@ def setting_trait(name: str) -> TraitType:
         trait = _LazyCaselessStrEnum(s.choices, default_value=s.default, help=s.help)
     elif s.choices:
         trait = CaselessStrEnum(s.choices, default_value=s.default, help=s.help)
+    elif s.type is dict:
+        trait = Dict(value_trait=Unicode(), default_value=dict(s.default), help=s.help)
     elif s.type is bool:
         trait = Bool(s.default, help=s.help)
     elif s.type is int:

@@ -131,6 +131,9 @@ step "MCP test servers: npm ci"
 (cd tests/mcp_client/npm && npm ci --no-audit --no-fund --loglevel=error)
 # The MCP Inspector CLI that tests/server drives jupyter-brain's own endpoint with (issue #35).
 (cd tests/server/npm && npm ci --no-audit --no-fund --loglevel=error)
+# The ACP agent tests/engines runs (issue #36): claude-code-acp, exact version in its lock.
+step "ACP test agent: npm ci"
+(cd tests/engines/npm && npm ci --no-audit --no-fund --loglevel=error)
 
 # The JupyterLab extension (js/lab, its own node_modules; `jupyter labextension build` comes
 # from the venv's jupyterlab).
@@ -172,7 +175,7 @@ SEED=${SEED:-$(((RANDOM << 15) | RANDOM))}
 # keeps 0.75-0.85 of one core busy), two lanes run the rest, each part's output and exit status
 # in build/NAME.log and .rc, printed when the kernel step ends:
 # - checks: the widgets' and the extension's vitest suites, then ruff and mypy (rules in
-#   pyproject.toml; any finding fails the run);
+#   pyproject.toml; any finding fails the run), then the documentation site in strict mode;
 # - tests: the fast tests, then the traces in a real Arize Phoenix (its own venv, once
 #   built), then the real local model (llama-cpp-python's server and tinyq4, SmolLM2-135M)
 #   once llama.cpp's build is done.
@@ -187,8 +190,13 @@ part() {  # part NAME COMMAND...: the command's output to build/NAME.log, its st
 }
 checks() {
   (cd js && npm test) && (cd js/lab && npm test) \
-    && "$VENV/bin/ruff" check jupyter_brain benchmarks scripts \
-    && "$VENV/bin/mypy"  # the paths are in pyproject.toml: jupyter_brain/agent and jupyter_brain/providers
+    && "$VENV/bin/ruff" check jupyter_brain benchmarks scripts docs/hooks \
+    && "$VENV/bin/mypy" \
+    && docs_site  # mypy's paths are in pyproject.toml: jupyter_brain/agent and jupyter_brain/providers
+}
+docs_site() {  # the documentation site, strict (scripts/docs.sh); its build time printed
+  local start=$SECONDS
+  VENV="$VENV" bash scripts/docs.sh && echo "docs: the site built in $((SECONDS - start)) s"
 }
 after() {  # after NAME: wait for build/NAME.rc (a background build's exit status); fail if not 0
   until [ -e "build/$1.rc" ]; do sleep 2; done
@@ -220,7 +228,7 @@ step "kernel tests, notebooks (nbval) and browser checks; beside them: vitest, r
 # CPU time it leaves (alone it keeps one core 75-85 % busy).
 LANES=()
 for lane in "part checks checks" tests_lane; do
-  setsid nice -n 10 bash -c "$(declare -f part checks after phoenix_tests local_model_tests tests_lane)
+  setsid nice -n 10 bash -c "$(declare -f part checks docs_site after phoenix_tests local_model_tests tests_lane)
 $(declare -p PYTEST FAST SEED VENV LLAMA_CMAKE_ARGS local_model_reqs); $lane \"\$@\"" lane "$@" &
   LANES+=("$!")
   background+=("$!")
@@ -234,7 +242,7 @@ report() {  # the lane's part NAME: its output, and the run ends here if it fail
   REPORTED+=" build/$1.log"
   [ "$(cat "build/$1.rc" 2>/dev/null || echo 1)" = 0 ] || exit 1
 }
-step "vitest (widgets, JupyterLab extension), ruff and mypy, run beside the kernel step"
+step "vitest (widgets, JupyterLab extension), ruff, mypy and the docs site, run beside the kernel step"
 report checks
 step "the fast tests, in random order (seed $SEED) on a summer clock (2027-07-15), run beside the kernel step"
 report fast-tests

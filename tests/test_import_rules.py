@@ -5,7 +5,8 @@ Read from the source: every import statement counts, including those under
 laziness. The rules (ARCHITECTURE.md): the turn loop (``agent/loop``) knows no
 integration; an integration (``agent/integrations/<name>``) imports neither the loop, nor
 ``harness.py``, nor another integration; ``agent/`` never imports IPython, widgets or the
-notebook layer; ``providers/`` never imports ``agent/``.
+notebook layer; ``providers/`` never imports ``agent/``; ``conventions/`` (AGENTS.md, Agent
+Skills) imports ``agent/`` but no UI, and ``agent/`` never imports it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "jupyter_brain"
 ROOT = PACKAGE.name
 INTEGRATIONS = f"{ROOT}.agent.integrations"
+ENGINES = f"{ROOT}.engines"
+ENGINES_MAY = ("engines", "agent", "providers", "foundation")
 UI = ("IPython", "ipywidgets", "anywidget", "ipykernel", f"{ROOT}.widgets", f"{ROOT}.notebook", f"{ROOT}.magics")
 
 
@@ -125,8 +128,19 @@ def broken_rules(package: Path = PACKAGE) -> list[str]:
             # process, where no kernel, IPython or widget exists: it uses agent/ and tools/ pieces only.
             if _under(name, f"{ROOT}.server") and any(_under(other, ui) for ui in UI):
                 bad.append(f"{name} (server extension) imports the UI: {other}")
+            if _under(name, f"{ROOT}.conventions") and any(_under(other, ui) for ui in UI):
+                bad.append(f"{name} (conventions) imports the UI: {other}")
+            if _under(name, f"{ROOT}.agent") and _under(other, f"{ROOT}.conventions"):
+                bad.append(f"{name} (agent) imports the conventions: {other}")
             if _under(name, f"{ROOT}.providers") and _under(other, f"{ROOT}.agent"):
                 bad.append(f"{name} (providers) imports the agent: {other}")
+            # engines/ (outside agents over ACP, issue #36): the agent's events and results, no UI;
+            # only the notebook layer (notebook/engine_cell.py) runs it.
+            if _under(name, ENGINES) and (any(_under(other, ui) for ui in UI) or (
+                    _under(other, ROOT) and not any(_under(other, f"{ROOT}.{ok}") for ok in ENGINES_MAY))):
+                bad.append(f"{name} (engines) imports beyond agent/, providers/, foundation/: {other}")
+            if _under(other, ENGINES) and not (_under(name, ENGINES) or _under(name, f"{ROOT}.notebook")):
+                bad.append(f"{name} imports the engines (only the notebook layer runs them): {other}")
             # Settings take one route: the session and compare layers get what the notebook
             # registered (web search, tools) as arguments, never by reading its module state.
             if name in BELOW_NOTEBOOK and _under(other, f"{ROOT}.notebook"):
@@ -163,6 +177,7 @@ def test_the_checks_see_type_checking_and_lazy_imports(tmp_path: Path) -> None:
         "agent/integrations/web/hook.py": "",
         "server/__init__.py": "from ..notebook import x\n",
         "notebook/__init__.py": "",
+        "conventions/__init__.py": "import IPython\n",
     }
     for rel, text in files.items():
         (pkg / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -179,3 +194,4 @@ def test_the_checks_see_type_checking_and_lazy_imports(tmp_path: Path) -> None:
     assert any("(agent) imports the UI: IPython" in b for b in bad)
     assert any("(providers) imports the agent" in b for b in bad)
     assert any("(server extension) imports the UI" in b for b in bad)
+    assert any("(conventions) imports the UI: IPython" in b for b in bad)

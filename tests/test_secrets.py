@@ -127,7 +127,7 @@ def test_literal_first_key_patterns_mask_exactly_what_the_look_behind_first_ones
     """redact.py puts each key pattern's prefix first (fast scanning); same matches as before."""
     import re
 
-    from jupyter_brain.agent.redact import _PREFIXED
+    from jupyter_brain.foundation.redact import _PREFIXED
 
     start = r"(?<![A-Za-z0-9])"
     before = [re.compile(start + r"sk-ant-[A-Za-z0-9_\-]{8,}"),
@@ -141,3 +141,17 @@ def test_literal_first_key_patterns_mask_exactly_what_the_look_behind_first_ones
              "key=sk-ant-abc", "sk-sk-abcdefghijklmnopqrstu", "_sk-ant-abcdefghij"]
     for text in texts:
         assert [p.findall(text) for p in _PREFIXED] == [p.findall(text) for p in before], text
+
+
+def test_a_large_tool_output_is_kept_on_disk_masked(tmp_path):
+    """Output too large for the context goes to the data dir's artifacts folder (issue #39):
+    the key in it is masked there, and the model's page of it shows the mask."""
+    from jupyter_brain.agent.artifacts import ArtifactStore
+
+    store = ArtifactStore(tmp_path / "artifacts", redact=Redactor((CONFIGURED,)))
+    text = ("row\n" * 4000) + f"ANTHROPIC_API_KEY={ANTHROPIC} GATEWAY={CONFIGURED}\n"
+    preview, handle = store.offload(text, limit=1000)
+    assert handle is not None
+    written = b"".join(p.read_bytes() for p in (tmp_path / "artifacts").iterdir())
+    assert ANTHROPIC.encode() not in written and CONFIGURED.encode() not in written
+    assert store.get(handle).endswith(f"ANTHROPIC_API_KEY={MASK} GATEWAY={MASK}\n")

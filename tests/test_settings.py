@@ -1,5 +1,5 @@
 """One source for settings: the flags, the traitlets, ``%agent config``, ``AgentOptions``
-and the README all agree with ``jupyter_brain.settings.SETTINGS``."""
+and the docs' generated reference all agree with ``jupyter_brain.settings.SETTINGS``."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import pytest
 
 from jupyter_brain.agent.strategies.names import STRATEGY_CHOICES, STRATEGY_NAMES
 from jupyter_brain.magics import AgentMagics
+from jupyter_brain.notebook import reference
 from jupyter_brain.notebook.parsers import agent_parser, compare_parser
 from jupyter_brain.settings import COMPACTION_ALIASES, COMPACTION_CHOICES, CONFIG_KEYS, SETTINGS
 from jupyter_brain.settings_model import AgentOptions
 
-README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
 CELL_ONLY = {"--session", "--new", "--append", "--out", "-h", "--help", "--strategies", "--runs", "--rerun",
              "--expect", "--check", "--judge", "--judge-provider",  # %%compare's checks (#27)
              "--check-timeout", "--no-copy",
@@ -54,7 +54,7 @@ def test_traits_are_the_settings() -> None:
     assert set(traits) == set(SETTINGS)
     for name, s in SETTINGS.items():
         trait = traits[name]
-        assert trait.default_value == s.default, name
+        assert trait.default() == s.default, name  # default(): a Dict trait makes its default per instance
         assert trait.help == s.help
         if s.allowed():
             assert tuple(trait.values) == s.allowed()
@@ -99,51 +99,63 @@ def test_compaction_choices_and_aliases_match_the_registry() -> None:
         assert compaction_strategy(alias).name == name
 
 
-# ------------------------------------------------------------------------- the README
+# ------------------------------------------------------------- the docs' reference pages
 
-def _block(start: str) -> str:
-    """The README code block whose first line starts with ``start``."""
-    for block in re.findall(r"^```[^\n]*\n(.*?)^```", README, flags=re.DOTALL | re.MULTILINE):
-        if block.startswith(start):
-            return block
-    raise AssertionError(f"no README block starts with {start!r}")
-
-
-def _check_flags(block: str, parser) -> None:
-    options = _options(parser)
-    shown = re.findall(r"(--[\w-]+)(?: ([^\s\]]+))?", block)
-    assert shown, block
-    for flag, value in shown:
-        assert flag in options, f"README shows {flag}, which {parser.prog} does not have"
-        action = options[flag]
-        if not value or value == "...":
-            continue
-        if action.choices is not None:
-            assert tuple(value.split("|")) == tuple(action.choices), (flag, value, action.choices)
-        elif flag == "--strategies":
-            assert set(value.split(",")) <= set(STRATEGY_CHOICES), value
-        else:
-            assert value == action.metavar, (flag, value, action.metavar)
-    shown_dests = {options[flag].dest for flag, _ in shown}  # --no-stream shows the stream setting
-    for action in parser._actions:
-        if action.dest != "help":
-            assert action.dest in shown_dests, f"README does not show {action.option_strings} of {parser.prog}"
+def test_the_flags_reference_lists_every_flag_with_its_choices() -> None:
+    """docs/reference/magics.md is written from the parsers: every flag, and its choices."""
+    for parser in (agent_parser(), compare_parser()):
+        table = reference.flags_table(parser)
+        for action in parser._actions:
+            if action.dest == "help":
+                continue
+            for flag in action.option_strings:
+                assert f"`{flag}`" in table, f"{parser.prog}: {flag} missing from the reference"
+            if action.choices is not None:
+                assert "\\|".join(map(str, action.choices)) in table, (parser.prog, action.dest)
+        assert "`--help`" not in table
+    assert reference.usage(agent_parser()).startswith("```\n%%agent [")
 
 
-def test_readme_agent_flags_match_the_parser() -> None:
-    _check_flags(_block("%%agent ["), agent_parser())
+def test_the_settings_reference_is_the_traits() -> None:
+    table = reference.settings_table()
+    names = set(re.findall(r"^\| `(\w+)` \|", table, re.M))
+    assert names == set(SETTINGS) == set(AgentMagics.class_trait_names(config=True)) - {"hooks"}
 
 
-def test_readme_compare_flags_match_the_parser() -> None:
-    block = _block("%%compare ").split("\n")
-    _check_flags("\n".join(line for line in block if line.lstrip().startswith(("%%compare", "["))), compare_parser())
+def test_the_subcommand_reference_is_agent_help() -> None:
+    from jupyter_brain.notebook.subcommands.help_text import SUBCOMMANDS
+
+    table = reference.subcommands_table()
+    assert all(f"`{reference._cell(name)}`" in table for name in SUBCOMMANDS)
 
 
-def test_readme_config_list_is_the_traits() -> None:
-    start = README.index('`%config AgentMagics.think = "medium"`')
-    sentence = README[start:README.index(").", start)]
-    names = {"think", *re.findall(r"`(\w+)`", sentence)}
-    assert names == set(SETTINGS)
+def test_every_api_directive_names_an_object_that_exists() -> None:
+    import importlib
+
+    for line in reference.api_directives().split("\n\n"):
+        path = line.removeprefix("::: ")
+        module, _, name = path.rpartition(".")
+        assert hasattr(importlib.import_module(module), name), path
+
+
+def test_the_docs_hook_fills_each_marker_and_refuses_an_unknown_one() -> None:
+    """The mkdocs hook (docs/hooks/reference.py) as the build calls it."""
+    import importlib.util
+    from types import SimpleNamespace
+
+    pytest.importorskip("mkdocs")  # the docs extra (installed by scripts/test.sh with the test extra)
+    from mkdocs.exceptions import PluginError
+
+    path = Path(__file__).resolve().parents[1] / "docs" / "hooks" / "reference.py"
+    spec = importlib.util.spec_from_file_location("docs_reference_hook", path)
+    assert spec is not None and spec.loader is not None
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    page = SimpleNamespace(file=SimpleNamespace(src_uri="reference/x.md"))
+    filled = hook.on_page_markdown("a\n<!-- reference: settings -->\nb", page, {}, None)
+    assert "| `think` |" in filled and "<!-- reference" not in filled
+    with pytest.raises(PluginError, match="nothing generates <!-- reference: nothing here -->"):
+        hook.on_page_markdown("<!-- reference: nothing here -->", page, {}, None)
 
 
 def test_load_ext_reads_the_settings_without_pydantic() -> None:

@@ -12,6 +12,7 @@ import { h, setText } from "./dom";
 import { cost, duration, plural, STATUS_ICON, STATUS_LABEL } from "./format";
 import { renderMarkdown } from "./markdown";
 import { ApprovalCard, budgetMarker, contextMarker, type SendFn } from "./parts/approval";
+import { ElicitationCard } from "./parts/elicitation";
 import { ServerLogBox } from "./parts/server_log";
 import { compactionMarker, errorCard, reflectionCard, refusalCard, retryMarker, thinkingPhaseCard } from "./parts/cards";
 import { contextPackCard, fallbackLine, memoryCard, sourcesList } from "./parts/context";
@@ -71,7 +72,7 @@ class TurnView {
   private readonly process: HTMLDetailsElement;
   private readonly summary: HTMLElement;
   private readonly flow: HTMLDivElement;
-  private readonly approvals = new Map<string, ApprovalCard>();
+  private readonly approvals = new Map<string, ApprovalCard | ElicitationCard>();
   /** A sampling request's card id -> the tool call it is asked for (its card sits there). */
   private readonly cardRow = new Map<string, string>();
   private readonly logs = new Map<number, ServerLogBox>();
@@ -222,7 +223,7 @@ class TurnView {
       case "approval_request": {
         // The card sits in the row of the call it asks about (an MCP server's sampling
         // request: in the row of the tool call waiting for that server).
-        const card = new ApprovalCard(e, this.opts.send);
+        const card = e.effect === "elicitation" ? new ElicitationCard(e, this.opts.send) : new ApprovalCard(e, this.opts.send);
         this.approvals.set(e.call_id, card);
         const timeline = this.step(e.step ?? 0).timeline();
         const parent = (e.preview as Record<string, unknown> | null | undefined)?.parent_call_id;

@@ -101,3 +101,59 @@ describe("sampling approval", () => {
     expect(row.querySelector(".jb-tool-meta")?.textContent).toBe("running…");
   });
 });
+
+describe("elicitation card", () => {
+  const form = {
+    mode: "form", server: "everything", message: "Please provide inputs:", required: ["name"],
+    fields: {
+      name: { type: "string", title: "Name", description: "<i>legal</i> name" },
+      check: { type: "boolean", title: "Agree" },
+      integer: { type: "integer", title: "Integer", default: 42 },
+      hero: { type: "string", oneOf: [{ const: "hero-1", title: "Superman" }, { const: "hero-2", title: "Wonder Woman" }], default: "hero-1" },
+      fish: { type: "array", items: { anyOf: [{ const: "f1", title: "Tuna" }, { const: "f2", title: "Salmon" }] }, default: ["f1"] },
+    },
+  };
+  const ask = (preview: Record<string, unknown>): AgentEvent => ({
+    type: "approval_request", step: 1, call_id: "c1~elicitation1", name: "everything asks", effect: "elicitation",
+    arguments: { message: "m" }, preview: { parent_call_id: "c1", ...preview }, timeout_s: 300,
+  });
+
+  it("shows the schema's fields under the waiting row and sends the typed values on Accept", () => {
+    const sent: unknown[] = [];
+    const { r, q } = make((m) => sent.push(m));
+    r.append([start, ...call, ask({ elicitation: form })]);
+    const card = q('.jb-tool[data-call-id="c1"] .jb-elicitation') as HTMLElement;
+    expect(card.querySelector(".jb-elicit-message")?.textContent).toBe("Please provide inputs:");
+    expect([...card.querySelectorAll(".jb-btn")].map((b) => b.textContent)).toEqual(["Accept", "Decline", "Cancel"]);
+    expect(card.querySelector(".jb-elicit-help")?.textContent).toBe("<i>legal</i> name"); // text, not HTML
+    (card.querySelector('input[name="name"]') as HTMLInputElement).value = "Ada";
+    (card.querySelector('input[name="check"]') as HTMLInputElement).checked = true;
+    expect((card.querySelector('select[name="hero"]') as HTMLSelectElement).selectedOptions[0].textContent).toBe("Superman");
+    (card.querySelector(".jb-approve") as HTMLButtonElement).click();
+    expect(sent).toEqual([{ kind: "elicitation", call_id: "c1~elicitation1", action: "accept",
+      content: { name: "Ada", check: true, integer: 42, hero: "hero-1", fish: ["f1"] } }]);
+    r.append([{ type: "approval_decision", step: 1, call_id: "c1~elicitation1", approved: true, by: "user",
+      channel: "widget", action: "accept" }]);
+    expect(card.querySelector(".jb-card-title")?.textContent).toBe("✓ Accepted");
+    expect(card.querySelector(".jb-btn")).toBeNull();
+  });
+
+  it("a URL request is a link card naming the server; Cancel sends cancel", () => {
+    const sent: unknown[] = [];
+    const { r, q } = make((m) => sent.push(m));
+    r.append([start, ...call, ask({ elicitation: { mode: "url", server: "everything", message: "Sign in.", url: "https://example.org/x" } })]);
+    const card = q(".jb-elicitation") as HTMLElement;
+    expect(card.textContent).toContain("The MCP server 'everything' asks you to open this link");
+    const link = card.querySelector("a") as HTMLAnchorElement;
+    expect([link.href, link.rel, link.target]).toEqual(["https://example.org/x", "noopener noreferrer", "_blank"]);
+    (card.querySelector(".jb-cancel") as HTMLButtonElement).click();
+    expect(sent).toEqual([{ kind: "elicitation", call_id: "c1~elicitation1", action: "cancel" }]);
+  });
+
+  it("never makes a link of a non-web URL", () => {
+    const { r, q } = make(() => undefined);
+    r.append([start, ...call, ask({ elicitation: { mode: "url", server: "s", message: "m", url: "javascript:alert(1)" } })]);
+    expect(q(".jb-elicitation a")).toBeNull();
+    expect(q(".jb-elicit-url code")?.textContent).toBe("javascript:alert(1)");
+  });
+});

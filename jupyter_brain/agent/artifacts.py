@@ -1,16 +1,19 @@
 """ArtifactStore: where tool output too large for the context goes.
 
 The model gets a preview and a handle; the full text stays on disk (or in memory) and
-can be paged through with the ``read_artifact`` tool.
+can be paged through with the ``read_artifact`` tool. What it keeps is masked first
+(``redact``): the folder sits in the data dir, beside a notebook people share (#39).
 """
 
 from __future__ import annotations
 
 import hashlib
 import threading
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from .redact import Redactor
 from .tools import ToolError, ToolSpec, tool
 
 TOOL_MESSAGE_MAX_CHARS = 12_000
@@ -18,12 +21,14 @@ PREVIEW_CHARS = 2_000
 
 
 class ArtifactStore:
-    def __init__(self, root: str | Path | None = None) -> None:
+    def __init__(self, root: str | Path | None = None, redact: Callable[[str], str] | None = None) -> None:
         self.root = Path(root) if root is not None else None
+        self.redact = redact or Redactor()
         self._memory: dict[str, str] = {}
         self._lock = threading.Lock()
 
     def put(self, text: str, *, prefix: str = "art") -> str:
+        text = self.redact(text)
         digest = hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:16]
         handle = f"{prefix}_{digest}"
         with self._lock:

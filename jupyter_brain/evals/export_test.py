@@ -23,6 +23,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ..foundation.redact import Redactor, redact_value
+
 LIVE_ENV = "JUPYTER_BRAIN_LIVE"  # set to 1: the exported tests ask the model instead of replaying
 CASE_FORMAT = 1
 
@@ -59,6 +61,15 @@ class ExportChecks:
         return bool(self.expect or self.check)
 
 
+def masked_source(source: TurnSource, secrets: Sequence[str] = ()) -> TurnSource:
+    """``source`` with every secret masked: the setup cells, the history, the recording and
+    the answer go into files people commit (a key the model echoed, one a setup cell set).
+    The recording's fingerprints were taken over masked text, so the test still replays."""
+    data = source.model_dump(mode="json")
+    masked = redact_value(data, Redactor(secrets))
+    return source if masked is data else TurnSource.model_validate(masked)
+
+
 def exported_test_path(path: str | os.PathLike[str] | None, turn_number: int) -> Path:
     """Where the test goes: ``PATH`` as given (a ``.py`` file), inside ``PATH`` when it is a
     folder, else ``test_turn_N.py`` in the working directory."""
@@ -80,6 +91,7 @@ def write_test(source: TurnSource, path: str | os.PathLike[str] | None = None, *
         which = f"turn {source.turn_number}" if source.turn_number else "the turn"
         raise ExportError(f"{which} has no recording (it made no model call), so there is nothing to replay")
     checks = checks or ExportChecks()
+    source = masked_source(source)
     for expression in checks.check:
         try:
             compile(expression, "<check>", "eval")

@@ -1,4 +1,5 @@
-"""What MCP servers may ask of the kernel: sampling (a model completion), roots, logging.
+"""What MCP servers may ask of the kernel: sampling (a model completion), roots, logging,
+and elicitation (a form or a URL for the user: ``elicitation.py``).
 
 The kernel side plugs in a ``Sampler`` (``MCPManager.set_sampler``): it gets a plain
 ``SamplingRequest`` on a worker thread (never the MCP loop's), may block while the user
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..agent.tool_context import ToolContext, running_turn, running_turn_usage
+from .elicitation import Elicitor, elicitation_callback
 
 log = logging.getLogger("jupyter_brain.mcp")
 
@@ -73,6 +75,7 @@ class ClientHooks:
 
     sampler: Sampler | None = None
     roots: list[Path] = field(default_factory=lambda: [Path.cwd()])
+    elicitor: Elicitor | None = None  # forms and URLs a server asks the user for (elicitation.py)
 
     def root_list(self) -> list[tuple[str, str]]:
         """(file:// URI, name) of each root."""
@@ -102,7 +105,7 @@ class InFlight:
 
 
 def callbacks(server: str, hooks: ClientHooks, in_flight: InFlight) -> dict[str, Any]:
-    """The SDK ``Client``'s keyword arguments for sampling, roots and logging."""
+    """The SDK ``Client``'s keyword arguments for sampling, elicitation, roots and logging."""
     import mcp_types as types
 
     async def sampling(context: Any, params: Any) -> Any:
@@ -131,7 +134,12 @@ def callbacks(server: str, hooks: ClientHooks, in_flight: InFlight) -> dict[str,
     async def logging_callback(params: Any) -> None:
         server_log(server, str(params.level), _log_text(params.data), params.logger, in_flight.latest())
 
-    return {"sampling_callback": sampling, "list_roots_callback": list_roots, "logging_callback": logging_callback}
+    def elicitation_log(level: str, message: str) -> None:
+        server_log(server, level, message, "jupyter-brain", in_flight.latest())
+
+    elicitation = elicitation_callback(server, lambda: hooks.elicitor, in_flight.latest, elicitation_log)
+    return {"sampling_callback": sampling, "list_roots_callback": list_roots, "logging_callback": logging_callback,
+            "elicitation_callback": elicitation}
 
 
 def server_log(server: str, level: str, message: str, logger: str | None, tool: ToolContext | None) -> None:

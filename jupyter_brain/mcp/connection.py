@@ -20,6 +20,7 @@ from ..agent.tools import ToolError
 from .catalog import paged
 from .client_hooks import ClientHooks, InFlight, callbacks
 from .config import ConfigError, ServerConfig
+from .tasks import call_as_task, runs_only_as_task
 
 log = logging.getLogger("jupyter_brain.mcp")
 STARTUP_TIMEOUT_S = 60.0  # a first `npx` or `uvx` start downloads the server; a busy machine starts slowly
@@ -246,9 +247,12 @@ class ServerConnection:
             # With a tool context the SDK's own read timeout is only a backstop: the bound is
             # `within`'s, which adds the time the call waited for the user.
             read_timeout = timeout_s if context is None else timeout_s + USER_WAIT_MAX_S
-            return await within(
-                client.call_tool(tool, arguments, read_timeout_seconds=read_timeout, progress_callback=progress),
-                timeout_s + 1.0, context)
+            if self.runs_as_task(tool):  # execution.taskSupport "required": call now, fetch later
+                request = call_as_task(client, tool, arguments, read_timeout, context, self.name)
+            else:
+                request = client.call_tool(tool, arguments, read_timeout_seconds=read_timeout,
+                                           progress_callback=progress)
+            return await within(request, timeout_s + 1.0, context)
         except TimeoutError:
             raise ToolError(f"MCP server '{self.name}' did not answer within {timeout_s:g}s") from None
         except MCPError as exc:
@@ -264,6 +268,9 @@ class ServerConnection:
         finally:
             if context is not None:
                 self.in_flight.remove(context)
+
+    def runs_as_task(self, tool: str) -> bool:
+        return any(t.name == tool and runs_only_as_task(t) for t in self.tools)
 
     async def use(self, what: str, operation: Callable[[Any], Awaitable[Any]], timeout_s: float) -> Any:
         """``operation(client)`` (a listing, a read, a prompt) on the running server, bounded;

@@ -30,6 +30,7 @@ from .catalog import PromptInfo, ResourceInfo
 from .client_hooks import ClientHooks, Sampler
 from .config import ServerConfig, load_servers
 from .connection import FAILED, RUNNING, STARTUP_TIMEOUT_S, STOP_TIMEOUT_S, ServerConnection
+from .elicitation import Elicitor
 from .loop import BackgroundLoop, LoopTimeout
 from .results import render_rich
 
@@ -121,10 +122,6 @@ class MCPManager:
         left_out: dict[str, str] = {}
         for tool in connection.tools:
             key = f"{connection.name}:{tool.name}"
-            if getattr(getattr(tool, "execution", None), "task_support", None) == "required":
-                left_out[key] = (f"server {connection.name!r}: tool {tool.name!r} left out (it runs only as an "
-                                 "MCP task, which jupyter-brain does not support)")
-                continue
             try:
                 specs.append(tool_spec(connection.name, tool, self._caller(connection.name, tool.name, timeout),
                                        timeout_s=timeout, taken=taken))
@@ -178,6 +175,10 @@ class MCPManager:
     def set_sampler(self, sampler: Sampler | None) -> None:
         """Who answers servers' sampling requests (None: each gets a one-line refusal)."""
         self.hooks.sampler = sampler
+
+    def set_elicitor(self, elicitor: Elicitor | None) -> None:
+        """Who answers servers' elicitation requests (None: each is declined at once)."""
+        self.hooks.elicitor = elicitor
 
     def set_roots(self, paths: list[Path]) -> None:
         """The roots servers see (default: the working directory); running servers are told."""

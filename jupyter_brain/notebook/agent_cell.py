@@ -14,6 +14,8 @@ from IPython.core.error import UsageError
 from ..providers.capabilities import provider_secrets
 from .cell_identity import cell_run
 from .code_cells import insert_code_cell
+from .conventions import ConventionsHook, cell_conventions
+from .elicitation import ElicitationTurn, kernel_elicitor
 from .headless import is_headless
 from .interpolate import interpolate
 from .kernel_inputs import approver_for, cell_tools, workspace_for
@@ -62,11 +64,19 @@ def run_agent_cell(magics: Any, line: str, cell: str, *, interpolate_prompt: boo
     notice = session_notice(session, kernel_base(magics.shell))  # "continuing session X (N turns)"
     if notice:
         print(notice)
+    if options.engine != "builtin":  # an outside agent over ACP (issue #36)
+        from .engine_cell import run_engine_cell
+
+        user_ns = magics.shell.user_ns if magics.shell is not None else {}
+        return run_engine_cell(magics, args, options, line, cell,
+                               interpolate(prompt, user_ns) if interpolate_prompt else prompt, session)
     run = cell_run(magics.shell, line, cell)  # its earlier turn leaves the history (unless --append)
     user_ns = magics.shell.user_ns if magics.shell is not None else {}
     provider = replaying_provider(magics, options, args, cell_source(line, cell), user_ns,  # recordings (#24)
                                   lambda: resolve_provider(options, user_ns, cache=getattr(magics, "provider_cache", None)))
-    keywords = turn_keywords(options, provider.live or provider, magics.data_dir, magics.runtime)  # --top-k, --citations, --skill
+    conventions = cell_conventions(magics)  # AGENTS.md and Agent Skills of the folder chain (conventions/)
+    keywords = turn_keywords(options, provider.live or provider, magics.data_dir, magics.runtime,  # --top-k,
+                             agent_skills=conventions.skills)  # --citations, --skill
     if interpolate_prompt:
         prompt = interpolate(prompt, user_ns)  # the user's text only: a server's prompt is used as sent
     sampler = kernel_sampler(magics)  # answers MCP servers' sampling requests (installed where mcp.json is)
@@ -78,11 +88,14 @@ def run_agent_cell(magics: Any, line: str, cell: str, *, interpolate_prompt: boo
     sampling = SamplingTurn(options.permission, sampling_approver(view, magics.approval_timeout, headless=headless),
                             provider, timeout_s=magics.approval_timeout)
     sampler.begin(sampling)
+    elicitor = kernel_elicitor(magics)  # answers MCP servers' forms and links (a card; headless: declined)
+    elicitation = ElicitationTurn(view, headless, provider, sampling, timeout_s=magics.approval_timeout)
+    elicitor.begin(elicitation)
     try:
         store = magics.checkpoint_store()
         harness = session.build_harness(
             provider,
-            cell_tools(user_ns, store),
+            cell_tools(user_ns, store, conventions.readable_folders()),
             options,
             approver=approver_with_recording(
                 approver_for(view, magics.approval_timeout, headless=headless), provider),
@@ -93,7 +106,8 @@ def run_agent_cell(magics: Any, line: str, cell: str, *, interpolate_prompt: boo
             checkpoint_store=store,
             **memory_roles(manager, options.memory, provider),  # AgentMagics.memory
             hooks=[*getattr(magics, "hooks", {}).values(),  # %agent hooks add NAME
-                   MCPCellHook(mcp_inputs, sampling)],  # --resource as context; the sampler's card
+                   MCPCellHook(mcp_inputs, sampling),  # --resource as context; the sampler's card
+                   ConventionsHook(conventions)],  # the agents_md and skills layers, load_skill
         )
         if harness.redactor is not None and hasattr(view, "redact"):
             view.redact = harness.redactor  # also masks the configured keys' values
@@ -103,6 +117,7 @@ def run_agent_cell(magics: Any, line: str, cell: str, *, interpolate_prompt: boo
         remember_turn(magics, line, cell, result, provider, session)  # to_test(), %agent export-test (#27)
     finally:
         sampler.end(sampling)
+        elicitor.end(elicitation)
         close_view(view)
     user_ns["_agent"] = result
     lab = getattr(magics, "lab", None)  # the JupyterLab extension's comm, if any (lab_channel.py)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..evals.judge_memory import RecordedVerdicts
+from ..foundation.redact import Redactor, redact_value
 
 RECORD_KIND = "judge_verdict"
 MAX_BYTES = 50 * 1024 * 1024  # a bigger notebook is not searched (as recordings.py)
@@ -87,7 +88,7 @@ def keep_verdicts(verdicts: RecordedVerdicts | None, event_log: Any, metadata: d
         return metadata
     for key, verdict in list(verdicts.new.items()):
         event_log.add_record(RECORD_KIND, {"key": key, "verdict": verdict})
-    used = verdicts.this_run()
+    used = redact_value(verdicts.this_run(), Redactor())  # a judge's reason may quote a key: the notebook is shared
     if not used:
         return metadata
     ours = dict(metadata.get("jupyter_brain") or {})

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
@@ -14,14 +15,15 @@ if TYPE_CHECKING:
     from ..agent.tools import ToolSpec
 
 
-def cell_tools(user_ns: dict[str, Any], checkpoint_store: Any = None) -> list[ToolSpec]:
+def cell_tools(user_ns: dict[str, Any], checkpoint_store: Any = None, readable: Sequence[Path] = ()) -> list[ToolSpec]:
     """The built-in tools, ``@jupyter_brain.tool`` ones and those of the MCP servers in
     ``<data_dir>/mcp.json`` (started on first use); file writes snapshot into
-    ``checkpoint_store`` (a store, or a callable giving one or None for no undo)."""
+    ``checkpoint_store`` (a store, or a callable giving one or None for no undo);
+    ``readable``: the Agent Skills' folders the read tools may read too."""
     from ..mcp import mcp_tools
     from ..tools import default_tools
 
-    return [*default_tools(user_ns, os.getcwd(), checkpoint_store=checkpoint_store), *USER_TOOLS.values(),
+    return [*default_tools(user_ns, os.getcwd(), checkpoint_store=checkpoint_store, readable=readable), *USER_TOOLS.values(),
             *mcp_tools(_data_dir())]
 
 

@@ -150,6 +150,7 @@ def build_parser() -> UsageParser:
     for name in ("max_cost_per_turn", "max_tokens_per_turn"):  # --max-cost, --max-tokens-total (agent/cost_caps)
         add_setting(p, name)
     add_setting(p, "replay")  # --replay auto|off|strict: the cell's recording (notebook/replay.py)
+    add_setting(p, "engine")  # --engine NAME: an outside agent over ACP (notebook/engine_cell.py)
     p.add_argument("--rerun", action="store_true", help="call the model even where a recording matches (= --replay off)")
     p.add_argument("--out", metavar="VAR", help="also store the TurnResult in this variable")
     p.add_argument("-h", "--help", action="store_true", help="show this help")

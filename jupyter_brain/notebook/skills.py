@@ -1,8 +1,10 @@
 """Skills: Markdown files of instructions a cell adds to its turn (``%%agent --skill NAME``).
 
 ``NAME.md`` is looked up in ``<data_dir>/skills/`` (``.jupyter_brain/skills/``), then in
-``./skills/`` of the user's folder; the first found wins. The text becomes the turn's
-``skill_context`` (a fresh system message). ``%agent skills`` lists them.
+``./skills/`` of the user's folder; the first found wins. Where no such file exists, an
+Agent Skill of that name (``jupyter_brain/conventions``: ``.agents/skills/NAME/SKILL.md`` …)
+is forced in: its body, not only its description. The text becomes the turn's
+``skill_context`` (a fresh system message). ``%agent skills`` lists both kinds.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from IPython.core.error import UsageError
 
@@ -51,17 +54,25 @@ def find_skills(data_dir: str | Path) -> list[Skill]:
     return sorted(found.values(), key=lambda s: s.name.lower())
 
 
-def load_skill(data_dir: str | Path, name: str, prog: str = "%%agent") -> str:
-    """The text of skill ``name`` (``sql`` or ``sql.md``); a clear UsageError when it is missing."""
+def load_skill(data_dir: str | Path, name: str, prog: str = "%%agent", agent_skills: Any = None) -> str:
+    """The text of skill ``name`` (``sql`` or ``sql.md``), else the instructions of the Agent
+    Skill ``name`` in ``agent_skills`` (a ``SkillCatalog``); a clear UsageError when neither is."""
     stem = name.strip().removesuffix(".md")
     if not _NAME.match(stem):
         raise UsageError(f"{prog}: --skill needs a skill name (letters, digits, '_', '-', '.'), got {name!r}")
     skills = {s.name: s for s in find_skills(data_dir)}
     skill = skills.get(stem)
+    agent_skill = agent_skills.get(stem) if agent_skills is not None and skill is None else None
+    if agent_skill is not None:
+        try:
+            return str(agent_skill.instructions())
+        except OSError as exc:
+            raise UsageError(f"{prog}: cannot read skill {stem!r} ({agent_skill.file}): {exc.strerror or exc}") from None
     if skill is None:
         where = " or ".join(str(f) for f in skill_folders(data_dir))
-        known = ", ".join(skills) or "none yet"
-        raise UsageError(f"{prog}: no skill {stem!r}: looked for {stem}.md in {where}. Available skills: {known} "
+        known = ", ".join([*skills, *(s.name for s in getattr(agent_skills, "skills", ()))]) or "none yet"
+        raise UsageError(f"{prog}: no skill {stem!r}: looked for {stem}.md in {where} and for an Agent Skill "
+                         f"folder {stem}/SKILL.md. Available skills: {known} "
                          "(%agent skills lists them).")
     try:
         data = skill.path.read_bytes()[:MAX_SKILL_BYTES]

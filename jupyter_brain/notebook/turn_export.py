@@ -16,7 +16,8 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
-from ..evals.export_test import TurnExporter, TurnSource
+from ..evals.export_test import TurnExporter, TurnSource, masked_source
+from ..providers.capabilities import provider_secrets
 from .cell_identity import cell_flags, without_flags
 
 KEPT_TURNS = 200  # the kernel's most recent turns that can be exported
@@ -94,6 +95,7 @@ def remember_turn(magics: Any, line: str, cell: str, result: Any, provider: Any,
             prompt=cell.strip(), setup=setup_cells(magics.shell, ran_code(magics)), config=changed_settings(magics),
             history=list(result.messages[: len(result.messages) - new]) if new else list(result.messages),
             recording=recording, answer=result.text, status=str(result.status))
+        source = masked_source(source, provider_secrets(getattr(provider, "live", None) or provider))
     except Exception:  # noqa: BLE001 - exporting is a convenience; the turn's own result stands
         return
     result._export = TurnExporter(source)

@@ -36,7 +36,8 @@ from pydantic import BaseModel, Field, PrivateAttr
 Message = dict[str, Any]
 
 # System messages built fresh for each request (never stored in the history).
-FRESH_CONTEXT_KINDS = frozenset({"workspace", "memory", "context_pack", "runtime", "skill", "hook"})
+FRESH_CONTEXT_KINDS = frozenset({"workspace", "memory", "context_pack", "runtime", "skill", "hook",
+                                 "agents_md", "skills"})
 
 
 def is_fresh_context(message: Message) -> bool:

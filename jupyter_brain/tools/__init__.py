@@ -7,6 +7,7 @@ so they run the same in a kernel, a script or a test.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +27,13 @@ def default_tools(
     *,
     python_timeout_s: float = 60,
     checkpoint_store: Any = None,
+    readable: Sequence[str | Path] = (),
 ) -> list[ToolSpec]:
     """Every built-in tool: variables and files (read), write_file / edit_file (write), then
     run_python (execute). ``checkpoint_store`` is where writes are snapshotted (None: the
-    store whose turn began last, see ``jupyter_brain.agent.checkpoints.active_store``)."""
-    workspace = root if isinstance(root, WorkspaceRoot) else WorkspaceRoot(root)
+    store whose turn began last, see ``jupyter_brain.agent.checkpoints.active_store``).
+    ``readable``: folders outside the root the read tools may read too (Agent Skills')."""
+    workspace = root if isinstance(root, WorkspaceRoot) else WorkspaceRoot(root, readable)
     return [
         *variable_tools(namespace),
         *file_tools(workspace),

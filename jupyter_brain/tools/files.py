@@ -65,7 +65,7 @@ def file_tools(root: str | Path | WorkspaceRoot) -> list[ToolSpec]:
             pattern: glob on names (*.csv); on relative paths if it has a '/'.
             recursive: include sub-folders.
         """
-        folder = workspace.resolve(path)
+        folder = workspace.resolve_readable(path)
         if not folder.exists():
             raise _missing(workspace, path, folder)
         if not folder.is_dir():
@@ -144,7 +144,7 @@ def file_tools(root: str | Path | WorkspaceRoot) -> list[ToolSpec]:
                 f"invalid regular expression {query!r}: {exc.msg}{where}. "
                 "Fix the pattern or pass regex=false to search for the literal text."
             ) from None
-        start = workspace.resolve(path)
+        start = workspace.resolve_readable(path)
         if not start.exists():
             raise _missing(workspace, path, start)
         files = [start] if start.is_file() else (p for p in _walk(start, True) if p.is_file())
@@ -237,7 +237,7 @@ def human_size(size: int) -> str:
 
 # reading ---------------------------------------------------------------------
 def _existing_file(workspace: WorkspaceRoot, path: str) -> Path:
-    file = workspace.resolve(path)
+    file = workspace.resolve_readable(path)
     if not file.exists():
         raise _missing(workspace, path, file)
     if file.is_dir():

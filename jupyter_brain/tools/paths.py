@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
+from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
 from jupyter_brain.agent.tools import ToolError
@@ -46,13 +47,15 @@ MAX_NAME_BYTES = 255  # NAME_MAX of common file systems, per path component
 class WorkspaceRoot:
     """A folder the file tools may read inside, and nowhere else."""
 
-    def __init__(self, root: str | Path) -> None:
+    def __init__(self, root: str | Path, readable: Sequence[str | Path] = ()) -> None:
         given = Path(root).expanduser()
         if not given.is_dir():
             raise ValueError(f"workspace root {str(given)!r} is not a directory")
         self.root = given.resolve()
         # Absolute paths the model copies from elsewhere may use the unresolved spelling.
         self._aliases = {self.root, Path(os.path.abspath(given))}
+        # Folders outside the root the read tools may also read (Agent Skills' folders).
+        self.readable = tuple(Path(p).expanduser().resolve() for p in readable)
 
     def __repr__(self) -> str:
         return f"WorkspaceRoot({str(self.root)!r})"
@@ -87,6 +90,33 @@ class WorkspaceRoot:
         if not _is_within(real, self.root):
             raise self._refuse(user_path, "it follows a symlink that points outside the workspace")
         return real
+
+    def resolve_readable(self, user_path: str) -> Path:
+        """Like ``resolve``, for reading: a path into one of the ``readable`` folders is
+        accepted too (``../.agents/skills/x/scripts/a.py``, ``~/.claude/skills/x/SKILL.md``
+        or absolute), with the same character checks and every symlink followed."""
+        try:
+            return self.resolve(user_path)
+        except ToolError as refused:
+            if not self.readable or not isinstance(user_path, str) or not user_path:
+                raise
+            text = user_path
+            self._check_characters(user_path, text[1:] if text.startswith("~/") else text)
+            self._check_length(user_path, text)
+            self._check_percent_escapes(user_path, text)
+            if text.startswith("~/"):
+                candidate = Path(text).expanduser()
+            elif PurePosixPath(text).is_absolute():
+                candidate = Path(text)
+            else:
+                candidate = self.root / text
+            try:
+                real = Path(os.path.normpath(candidate)).resolve()
+            except (OSError, RuntimeError, ValueError):
+                raise refused from None
+            if any(_is_within(real, folder) for folder in self.readable):
+                return real
+            raise
 
     def contains(self, path: str | Path) -> bool:
         """Whether ``path``, with every symlink followed, lies inside the root."""

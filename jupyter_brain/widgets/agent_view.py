@@ -142,6 +142,7 @@ class AgentView(anywidget.AnyWidget):
         # each event, this also catches a key split across two streamed deltas.
         self.redact: Any = Redactor()
         self._decisions: dict[str, bool] = {}
+        self._elicitations: dict[str, dict[str, Any]] = {}  # an MCP server's form or link card, answered
         self.frontend_ready = False  # set by the front-end's "ready" message (a widget manager holds the model)
         self.on_msg(self._on_frontend_msg)
         if events is not None:
@@ -224,6 +225,11 @@ class AgentView(anywidget.AnyWidget):
         with self._lock:
             return self._decisions.get(call_id)
 
+    def elicitation_for(self, call_id: str) -> dict[str, Any] | None:
+        """The user's answer on the elicitation card of ``call_id`` ({action, content}), if any."""
+        with self._lock:
+            return self._elicitations.get(call_id)
+
     def _on_frontend_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
         """Messages from the browser: a view rendered, or an approval click.
 
@@ -239,6 +245,10 @@ class AgentView(anywidget.AnyWidget):
             elif kind == "approval" and isinstance(content.get("call_id"), str):
                 self.frontend_ready = True
                 self._decisions.setdefault(content["call_id"], content.get("approved") is True)
+            elif kind == "elicitation" and isinstance(content.get("call_id"), str):
+                self.frontend_ready = True
+                self._elicitations.setdefault(content["call_id"], {
+                    "action": content.get("action"), "content": content.get("content")})
 
     @property
     def entries(self) -> list[Entry]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import inspect
 import platform
 
 from jupyter_brain.agent.integrations.runtime import hook as runtime_hook
@@ -24,7 +23,15 @@ def test_runtime_text_names_model_date_and_python() -> None:
     assert f"Python {platform.python_version()}" in text
     assert runtime_text("", "") == ""
     assert "as ollama." in runtime_text("ollama", "")
-    assert inspect.signature(runtime_text).parameters["today"].default == dt.date.today  # the real date by default
+
+
+
+def test_runtime_text_reads_the_clock_of_the_day_it_runs(time_machine) -> None:
+    """Without ``today`` the date is the clock's (moved here), not one fixed at import."""
+    time_machine.move_to(dt.datetime(2031, 2, 3, 12, 0))
+    assert "Today is 2031-02-03" in runtime_text("anthropic", "m")
+    time_machine.move_to(dt.datetime(2031, 2, 4, 12, 0))
+    assert "Today is 2031-02-04" in runtime_text("anthropic", "m")
 
 
 def test_runtime_and_skill_layers_are_in_each_request_not_in_history(monkeypatch) -> None:

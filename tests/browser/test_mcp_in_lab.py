@@ -11,12 +11,12 @@ Screenshots: mcp_progress_row{,_dark}.png, mcp_after_stop.png, mcp_sampling_{car
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
+from ..mcp_client.servers import require_installed
 from .conftest import open_notebook, run_cell, screenshot, wait_idle_after_run, wait_layout_stable, write_notebook
 
 pytestmark = pytest.mark.browser
@@ -87,9 +87,8 @@ def _theme(page, name: str) -> None:
     wait_layout_stable(page, ".jp-NotebookPanel")
 
 
-@pytest.mark.skipif(not EVERYTHING.exists() or shutil.which("node") is None,
-                    reason="server-everything not installed (npm ci in tests/mcp_client/npm)")
 def test_progress_log_and_sampling_card_on_the_timeline(lab, page):
+    require_installed(EVERYTHING, "server-everything is not installed: run `npm ci` in tests/mcp_client/npm")
     base, root = lab
     write_notebook(root, "mcp_rows.ipynb", CELLS)
     open_notebook(page, base, "mcp_rows.ipynb")

@@ -19,11 +19,15 @@ import struct
 import sys
 import zlib
 from collections import Counter
+from typing import Annotated
 
 import anyio
 import mcp_types as types
-from mcp.server.mcpserver import Context, Image, MCPServer
+from mcp.server.elicitation import ElicitationResult
+from mcp.server.mcpserver import Context, Image, MCPServer, Resolve
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.resolve import Elicit
+from pydantic import BaseModel, Field
 
 server = MCPServer("demo", instructions="A demo server for jupyter-brain's tests.", log_level="WARNING")
 ITEMS = {"apple": "red", "banana": "yellow"}
@@ -121,6 +125,21 @@ async def grow(ctx: Context) -> str:
     server.add_tool(_grown, name="grown", annotations=types.ToolAnnotations(read_only_hint=True))
     await ctx.notify_tools_changed()  # to subscriptions/listen streams (the 2026-07-28 protocol)
     return "added the tool grown"
+
+
+class Colour(BaseModel):
+    colour: str = Field(description="your favourite colour")
+
+
+def _which_colour() -> Elicit[Colour]:
+    return Elicit("Which colour?", Colour)
+
+
+@server.tool(annotations=types.ToolAnnotations(read_only_hint=True))
+def ask_colour(answer: Annotated[ElicitationResult[Colour], Resolve(_which_colour)]) -> str:
+    """Ask the user for a colour (elicitation: on 2026-07-28 an ``input_required`` result the
+    client answers and retries; on 2025-11-25 an ``elicitation/create`` request)."""
+    return f"accept: {answer.data.colour}" if answer.action == "accept" else answer.action
 
 
 def _grown() -> str:

@@ -119,12 +119,20 @@ NPM_DIR = Path(__file__).with_name("npm")
 def npm_server(name: str) -> Path:
     """The bin of an npm MCP server installed in tests/mcp_client/npm by `npm ci` (scripts/test.sh
     runs it). Outside CI a missing install skips the test, naming the fix; in CI (CI=true) it fails."""
+    path = NPM_DIR / "node_modules" / ".bin" / name
+    require_installed(path, f"{name} is not installed: run `npm ci` in {NPM_DIR}")
+    return path
+
+
+def require_installed(path: Path, message: str) -> None:
+    """Skip the calling test when ``path`` (or Node) is missing, naming the fix; fail in CI
+    (CI=true), where scripts/test.sh installs everything and a missing piece is a broken run."""
+    import shutil
+
     import pytest
 
-    path = NPM_DIR / "node_modules" / ".bin" / name
-    if path.exists():
-        return path
-    message = f"{name} is not installed: run `npm ci` in {NPM_DIR}"
+    if path.exists() and shutil.which("node") is not None:
+        return
     if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
         pytest.fail(message)
     pytest.skip(message)

@@ -54,19 +54,13 @@ def test_its_tools_are_offered_the_client_dependent_ones_included(everything):
     manager, path, _ = everything
     tools = _tools(manager, path)
     assert manager.connections["ev"].error is None
-    # get-roots-list and trigger-sampling-request are registered only for a client that
-    # declares roots and sampling; elicitation is not declared, so its tools are not offered
+    # get-roots-list, trigger-sampling-request and the elicitation tools are registered only
+    # for a client that declares roots, sampling and elicitation: we declare all three
     assert {"ev__echo", "ev__get-sum", "ev__trigger-long-running-operation", "ev__get-roots-list",
-            "ev__trigger-sampling-request", "ev__get-resource-links"} <= set(tools)
-    assert not any("elicitation" in name for name in tools)
-    # a tool that runs only as an MCP task (experimental; not supported) is left out, said once
-    assert "ev__simulate-research-query" not in tools
-    lines: list[str] = []
-    manager.tools(path, report=lines.append)
-    manager.tools(path, report=lines.append)
-    assert [line for line in lines if "simulate-research-query" in line] == [
-        "MCP config: server 'ev': tool 'simulate-research-query' left out (it runs only as an MCP task, which "
-        "jupyter-brain does not support)"]
+            "ev__trigger-sampling-request", "ev__get-resource-links", "ev__trigger-elicitation-request",
+            "ev__trigger-url-elicitation"} <= set(tools)
+    # a tool that runs only as an MCP task is offered too (mcp/tasks.py; test_tasks.py)
+    assert "ev__simulate-research-query" in tools
     assert tools["ev__echo"](message="hello") == "Echo: hello"
     assert tools["ev__get-sum"](a=2, b=3) == "The sum of 2 and 3 is 5."
 

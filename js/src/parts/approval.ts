@@ -4,6 +4,7 @@
 import { h, setText } from "../dom";
 import type { EventOf } from "../protocol";
 import { diffView, renderArgs } from "./args";
+import type { ElicitationMessage } from "./elicitation";
 
 /** What the view sends to the kernel when a button is clicked. */
 export interface ApprovalMessage {
@@ -12,7 +13,7 @@ export interface ApprovalMessage {
   approved: boolean;
 }
 
-export type SendFn = (msg: ApprovalMessage | { kind: "ready" }) => void;
+export type SendFn = (msg: ApprovalMessage | ElicitationMessage | { kind: "ready" }) => void;
 
 const BY_TEXT: Record<string, string> = {
   user: "by you",

@@ -289,6 +289,7 @@ class ApprovalDecision(EventBase):
     by: Literal["user", "timeout", "no_frontend", "policy", "error"] = "user"
     channel: str = ""  # "widget", "stdin", ...
     waited_ms: float = 0.0
+    action: str = ""  # an MCP elicitation's answer: accept, decline or cancel ("" for a tool's approval)
 
 
 class MemoryRecall(EventBase):

@@ -1,4 +1,4 @@
-"""``%agent eval FILE``: run an eval set (README: Eval sets); the work is ``notebook/eval_cell.py``."""
+"""``%agent eval FILE``: run an eval set (docs: guide/compare-and-eval.md); the work is ``notebook/eval_cell.py``."""
 
 from __future__ import annotations
 

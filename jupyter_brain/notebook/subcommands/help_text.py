@@ -8,7 +8,8 @@ from ..parsers import agent_parser
 
 SUBCOMMANDS = {
     "status": "the current session, its settings and context use",
-    "context": "the last request's tokens against the context budget, and the history's size",
+    "context": "the last request's tokens against the context budget, the history's size, and where the AGENTS.md "
+               "and Agent Skills come from",
     "sessions": "list sessions (this kernel's and the event log's)",
     "new [NAME]": "start a new session and make it current",
     "use NAME": "switch to a session (reopens it from the event log after a restart)",
@@ -31,10 +32,11 @@ SUBCOMMANDS = {
     "remember TEXT": "keep a fact for later turns of any session in this folder (AgentMagics.memory)",
     "memory [QUERY]": "the memories kept in this folder, or those matching QUERY with their scores",
     "forget ID": "delete a memory (its id from %agent memory, e.g. m3)",
-    "skills": "the skill files (.jupyter_brain/skills/, ./skills/) a cell can use with --skill NAME",
-    "hooks [add|remove NAME | clear]": "attach the TurnHook in variable NAME to the next %%agent cells (README: Hooks)",
+    "skills": "the Agent Skills (.agents/skills/NAME/SKILL.md …) offered to the model, and the skill files "
+              "(.jupyter_brain/skills/, ./skills/) a cell can use with --skill NAME",
+    "hooks [add|remove NAME | clear]": "attach the TurnHook in variable NAME to the next %%agent cells (docs: guide/hooks.md)",
     "eval FILE [--runs N]": "run an eval set's tasks under its configs (--configs, --strategies): success rates, "
-                            "a rate-vs-cost plot, a DataFrame (README: Eval sets; --help)",
+                            "a rate-vs-cost plot, a DataFrame (docs: guide/compare-and-eval.md; --help)",
     "export-test N [PATH]": "turn N (-1: the last) as a pytest file replaying its recording; --live, --expect, --check",
     "help": "this help",
 }

@@ -24,6 +24,8 @@ PART_TITLES = {
     "runtime": "Runtime metadata",
     "skill": "Skill",
     "hook": "Added by a hook",
+    "agents_md": "AGENTS.md (project instructions)",
+    "skills": "Agent Skills (names and descriptions)",
     "history": "History",
 }
 PREVIEW_CHARS = 240  # each history message, unless --full

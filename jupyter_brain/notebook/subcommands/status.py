@@ -19,7 +19,9 @@ def cmd_status(magics: Any, rest: list[str]) -> None:
 
 
 def cmd_context(magics: Any, rest: list[str]) -> None:
-    for line in context_lines(magics, magics.manager.current):
+    from ..conventions import cell_conventions
+
+    for line in [*context_lines(magics, magics.manager.current), *cell_conventions(magics).context_lines()]:
         print(line)
 
 

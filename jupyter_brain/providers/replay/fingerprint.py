@@ -4,8 +4,8 @@ the model the same thing, so a recorded answer to one answers the other.
 Covered (canonical JSON, sha256): the conversation the model reads — the history, this
 turn's prompt, every assistant message (text, thinking text, tool calls) and every tool
 result (text, error flag, how many images) —, the system layers that carry meaning
-(memories, a context pack, a skill, a hook's layer, a reflection or summary request), the
-names of the tools offered, the thinking budget and the cell's flags that change the
+(memories, a context pack, a skill, the AGENTS.md and the Agent Skills' index, a hook's
+layer, a reflection or summary request), the names of the tools offered, the thinking budget and the cell's flags that change the
 request (think, strategy, provider, model … ``REQUEST_FLAGS``).
 
 Left out, because they change without changing the question: the system prompt itself
@@ -14,6 +14,10 @@ date, the Python version) and the ``workspace`` layer (the folder listing, varia
 tool-call ids (renumbered in order of appearance), thinking signatures, a provider's own
 blocks (``native_content``), image bytes (a figure's PNG differs by machine) and object
 addresses in tool results (``<function f at 0x7f…>``).
+
+Masked first: a secret (an API key the model echoed, a token in a tool result) is hashed
+as ``[REDACTED]``, as the saved recording holds it, so a turn recorded with the key in its
+history still matches when that history comes back masked (issue #39).
 
 Besides the whole fingerprint, a request has short ``parts`` (flags, tools, history,
 prompt, each tool result) so that a mismatch can say *what* changed.
@@ -24,9 +28,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from ...foundation.redact import redact_value
 
 Message = dict[str, Any]
 
@@ -103,10 +109,14 @@ def _prompt_index(messages: Sequence[dict[str, Any]]) -> int:
 
 
 def fingerprint(messages: Sequence[Message], tools: Sequence[Mapping[str, Any]], *,
-                flags: Mapping[str, Any] | None = None, thinking_budget: int = 0) -> RequestFingerprint:
-    """The fingerprint of one request (see the module's docstring for what it covers)."""
+                flags: Mapping[str, Any] | None = None, thinking_budget: int = 0,
+                redact: Callable[[str], str] | None = None) -> RequestFingerprint:
+    """The fingerprint of one request (see the module's docstring for what it covers);
+    ``redact`` masks its text first (a recording stores masked text)."""
     ids = _Ids()
     normalized = [_normalized(m, ids) for m in messages if _meaningful(m)]
+    if redact is not None:
+        normalized = redact_value(normalized, redact)
     tool_names = sorted(str(t.get("name") or t.get("type") or "") for t in tools)
     flag_values = dict(flags or {})
     whole = {"flags": flag_values, "tools": tool_names, "thinking_budget": thinking_budget, "messages": normalized}

@@ -9,6 +9,11 @@ fingerprint differs from the recording's, the rest of the turn goes to the live 
 call fails with what changed. Every call, replayed or live, is recorded again, so the
 turn leaves a recording for the next run (``recording()``).
 
+Secrets are masked in what it keeps (``redact``: the live provider's key, the keys in the
+environment, known key formats) and in the fingerprints it compares, so the recording
+saved in a shared notebook never holds a key the model echoed, and a replay shows the
+mask the live view showed (issue #39).
+
 The live provider may be absent (no key on this machine): a turn that replays fully
 never needs it; one that has to go live fails with why there is none.
 """
@@ -16,11 +21,12 @@ never needs it; one that has to go live fails with why there is none.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
+from ...foundation.redact import Redactor, redact_value
 from ..base import LLMProvider, Message, ProviderError, ProviderResult, StreamEvent, ToolSchema, Usage
-from ..capabilities import ExactTokenCount, ReportsFallbacks, has_native_thinking
+from ..capabilities import ExactTokenCount, ReportsFallbacks, has_native_thinking, provider_secrets
 from ..chain import FallbackNotice, provider_label
 from .fingerprint import RequestFingerprint, fingerprint, what_changed
 from .recording import RecordedCall, TurnRecording, call_kind
@@ -41,7 +47,7 @@ class ReplayingProvider:
 
     def __init__(self, live: LLMProvider | None, candidates: Sequence[TurnRecording] = (), *,
                  mode: ReplayMode = "auto", flags: Mapping[str, Any] | None = None, cell: str = "",
-                 unavailable: str = "") -> None:
+                 unavailable: str = "", redact: Callable[[str], str] | None = None) -> None:
         if live is None and not unavailable:
             unavailable = "no provider was given"
         self._live = live
@@ -50,6 +56,7 @@ class ReplayingProvider:
         self.mode: ReplayMode = mode
         self.flags = dict(flags or {})
         self.cell = cell
+        self.redact: Callable[[str], str] = redact or Redactor(provider_secrets(live) if live is not None else ())
         self._chosen: TurnRecording | None = None
         self._cursor = 0
         self._steps = 0  # step calls seen (for the message)
@@ -64,6 +71,7 @@ class ReplayingProvider:
         self._pending = ""  # a switch to live not reported yet
         self._replayed_ids: set[str] = set()  # tool calls of the responses replayed in this turn
         self._ran: list[str] = []  # tool calls of this turn that ran (``tool_ran``)
+        self._answers: dict[str, Any] = {}  # the user's answers to servers in this turn (``record_answer``)
         self._strict_stop = ""  # strict mode's message, once it stopped
 
     # what the turn reads ---------------------------------------------------------------
@@ -129,12 +137,26 @@ class ReplayingProvider:
         chosen = self._chosen
         return call_id in self._replayed_ids and chosen is not None and call_id in chosen.ran
 
+    def recorded_answer(self, key: str) -> Any:
+        """What the user answered to question ``key`` when the replayed turn was recorded
+        (an MCP elicitation), or None: asked again. Kept for this turn's recording too."""
+        chosen = self._chosen if self._replaying else None  # gone live: the user is asked
+        answer = chosen.answers.get(key) if chosen is not None else None
+        if answer is not None:
+            with self._lock:
+                self._answers[key] = answer
+        return answer
+
+    def record_answer(self, key: str, answer: Any) -> None:
+        with self._lock:
+            self._answers[key] = answer
+
     def priced_as(self, messages: list[Message], tools: list[ToolSchema], thinking_budget: int = 0) -> Any:
         """What the coming call costs like, for a budget that checks it before it is made:
         this provider (replayed: free) when the recording answers it, else the live one. It
         only looks: the call itself still decides."""
         if self._replaying:
-            request = fingerprint(messages, tools, flags=self.flags, thinking_budget=thinking_budget)
+            request = self._fingerprint(messages, tools, thinking_budget)
             with self._lock:
                 if self._find(request, call_kind(messages)) is not None:
                     return self
@@ -153,7 +175,8 @@ class ReplayingProvider:
         # a turn replayed to the end keeps its recording's provider and model.
         live = self._live if self.live_calls or base is None else None
         return TurnRecording(
-            cell=self.cell, flags=self.flags, calls=list(self.calls), ran=list(self._ran),
+            cell=self.cell, flags=self.flags, calls=[c.masked(self.redact) for c in self.calls], ran=list(self._ran),
+            answers=redact_value(dict(self._answers), self.redact),
             provider=str(getattr(live, "name", "") if live is not None else (base.provider if base else "")),
             model=str(getattr(live, "model", "") if live is not None else (base.model if base else "")),
             native_thinking=self.supports_native_thinking,
@@ -179,13 +202,16 @@ class ReplayingProvider:
         return self._recording_stream(events, kind, request)
 
     # internals ---------------------------------------------------------------------------
+    def _fingerprint(self, messages: list[Message], tools: list[ToolSchema], thinking_budget: int) -> RequestFingerprint:
+        return fingerprint(messages, tools, flags=self.flags, thinking_budget=thinking_budget, redact=self.redact)
+
     def _recorded(self, field: str) -> str:
         base = self._chosen or (self._candidates[0] if self._candidates else None)
         return str(getattr(base, field, "") or "") if base is not None else ""
 
     def _replay(self, messages: list[Message], tools: list[ToolSchema],
                 thinking_budget: int) -> tuple[RequestFingerprint, Any, ProviderResult | None]:
-        request = fingerprint(messages, tools, flags=self.flags, thinking_budget=thinking_budget)
+        request = self._fingerprint(messages, tools, thinking_budget)
         kind = call_kind(messages)
         with self._lock:
             if kind == "step":
@@ -277,7 +303,7 @@ class ReplayingProvider:
 
     def _record_live(self, kind: Any, request: RequestFingerprint, result: ProviderResult) -> None:
         with self._lock:
-            self.calls.append(RecordedCall.of(kind, request, result))
+            self.calls.append(RecordedCall.of(kind, request, result, self.redact))
 
     def _recording_stream(self, events: Iterator[StreamEvent], kind: Any,
                           request: RequestFingerprint) -> Iterator[StreamEvent]:

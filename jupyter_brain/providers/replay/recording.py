@@ -2,15 +2,18 @@
 
 Compact on purpose — it travels in the saved notebook (``metadata.jupyter_brain.recording``
 of the agent's output) and in the event log (a ``recording`` record): responses only
-(text, thinking, tool calls, usage, stop reason), never a request body.
+(text, thinking, tool calls, usage, stop reason), never a request body. Secrets are masked
+before a call is kept (``RecordedCall.of``, ``masked``): the notebook is shared.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from ...foundation.redact import redact_value
 from ..base import Message, ProviderResult
 from .fingerprint import RequestFingerprint, digest
 
@@ -40,9 +43,17 @@ class RecordedCall(BaseModel):
     response: dict[str, Any] = Field(default_factory=dict)
 
     @classmethod
-    def of(cls, kind: CallKind, request: RequestFingerprint, result: ProviderResult) -> RecordedCall:
+    def of(cls, kind: CallKind, request: RequestFingerprint, result: ProviderResult,
+           redact: Callable[[str], str] | None = None) -> RecordedCall:
+        response = result.model_dump(mode="json", exclude_defaults=True)
         return cls(kind=kind, fp=request.value, parts=request.parts,
-                   response=result.model_dump(mode="json", exclude_defaults=True))
+                   response=redact_value(response, redact) if redact is not None else response)
+
+    def masked(self, redact: Callable[[str], str]) -> RecordedCall:
+        """This call with its response masked (itself when nothing needed masking: a call
+        replayed from a saved recording, or one recorded before masking existed)."""
+        response = redact_value(self.response, redact)
+        return self if response is self.response else self.model_copy(update={"response": response})
 
     def result(self) -> ProviderResult:
         return ProviderResult.model_validate(self.response)
@@ -59,6 +70,7 @@ class TurnRecording(BaseModel):
     flags: dict[str, Any] = Field(default_factory=dict)
     calls: list[RecordedCall] = Field(default_factory=list)
     ran: list[str] = Field(default_factory=list)  # ids of the tool calls that ran (not denied, not blocked)
+    answers: dict[str, Any] = Field(default_factory=dict)  # what the user answered a server (MCP elicitation), by question
 
     def dump(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_defaults=True)
