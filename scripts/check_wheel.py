@@ -47,7 +47,9 @@ def check_contents(wheel: Path) -> None:
     if data is None:
         sys.exit(f"{wheel.name}: no {SHARE} in the wheel (was js/lab built? see js/package.json build:all)")
     need = [data + SHARE + f for f in ("install.json", "package.json", "schemas/jupyter-brain/plugin.json")]
-    need += ["jupyter_brain/static/agent_view.js"]
+    need += ["jupyter_brain/static/agent_view.js", "jupyter_brain/server/__init__.py"]
+    if not any(n.endswith("etc/jupyter/jupyter_server_config.d/jupyter_brain.json") for n in names):
+        need.append("…/etc/jupyter/jupyter_server_config.d/jupyter_brain.json")
     missing = [n for n in need if n not in names]
     if not any(n.startswith(data + SHARE + "static/remoteEntry.") for n in names):
         missing.append(data + SHARE + "static/remoteEntry.*.js")
@@ -71,6 +73,19 @@ def check_listing(python: Path) -> str:
     if not re.fullmatch(r"jupyter-brain v\S+ enabled OK \(python, jupyter-brain\)", line):
         sys.exit(f"jupyter labextension list does not show jupyter-brain enabled and OK:\n{listing}")
     return line
+
+
+def check_server_extension(python: Path) -> str:
+    """``jupyter server extension list`` shows jupyter-brain's server extension (the MCP
+    endpoint for outside agents, issue #35) enabled and OK: the wheel's jupyter-config enables it."""
+    listing = re.sub(r"\x1b\[[0-9;]*m", "", run([str(python), "-m", "jupyter", "server", "extension", "list"]))
+    lines = [ln.strip() for ln in listing.splitlines()]
+    enabled = any(re.fullmatch(r"jupyter_brain\.server enabled", ln) for ln in lines)
+    ok = any(re.fullmatch(r"- Validating jupyter_brain\.server\.\.\.", ln) for ln in lines) and any(
+        ln.startswith("jupyter_brain.server") and ln.endswith("OK") for ln in lines)
+    if not (enabled and ok):
+        sys.exit(f"jupyter server extension list does not show jupyter_brain.server enabled and OK:\n{listing}")
+    return "jupyter_brain.server enabled OK"
 
 
 def build_wheel(dist: Path, isolated: bool) -> Path:
@@ -110,6 +125,7 @@ def main() -> None:
         wheel = build_wheel(dist, args.isolated)
         python = fresh_venv(args.out / "venv", f"{wheel}[lab]")
         print(f"jupyter labextension list: {check_listing(python)}")
+        print(f"jupyter server extension list: {check_server_extension(python)}")
     if not args.newest:
         oldest = oldest_jupyterlab()
         old_python = fresh_venv(args.out / "venv-oldest-lab", f"{wheel}[lab]", f"jupyterlab=={oldest}.*")

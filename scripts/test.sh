@@ -129,6 +129,8 @@ step "widgets: npm ci, build"
 # tests fail, not skip, when this folder is not installed.
 step "MCP test servers: npm ci"
 (cd tests/mcp_client/npm && npm ci --no-audit --no-fund --loglevel=error)
+# The MCP Inspector CLI that tests/server drives jupyter-brain's own endpoint with (issue #35).
+(cd tests/server/npm && npm ci --no-audit --no-fund --loglevel=error)
 # The ACP agent tests/engines runs (issue #36): claude-code-acp, exact version in its lock.
 step "ACP test agent: npm ci"
 (cd tests/engines/npm && npm ci --no-audit --no-fund --loglevel=error)

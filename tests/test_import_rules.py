@@ -124,6 +124,10 @@ def broken_rules(package: Path = PACKAGE) -> list[str]:
                 bad.append(f"{name} imports {other}: each integration is registered on its own line")
             if _under(name, f"{ROOT}.agent") and any(_under(other, ui) for ui in UI):
                 bad.append(f"{name} (agent) imports the UI: {other}")
+            # The Jupyter server extension (the MCP endpoint for outside agents) runs in the server
+            # process, where no kernel, IPython or widget exists: it uses agent/ and tools/ pieces only.
+            if _under(name, f"{ROOT}.server") and any(_under(other, ui) for ui in UI):
+                bad.append(f"{name} (server extension) imports the UI: {other}")
             if _under(name, f"{ROOT}.conventions") and any(_under(other, ui) for ui in UI):
                 bad.append(f"{name} (conventions) imports the UI: {other}")
             if _under(name, f"{ROOT}.agent") and _under(other, f"{ROOT}.conventions"):
@@ -171,6 +175,8 @@ def test_the_checks_see_type_checking_and_lazy_imports(tmp_path: Path) -> None:
         "agent/integrations/memory/hook.py": "from ...loop import x\nfrom ..web.hook import y\nimport IPython\n",
         "agent/integrations/web/__init__.py": "",
         "agent/integrations/web/hook.py": "",
+        "server/__init__.py": "from ..notebook import x\n",
+        "notebook/__init__.py": "",
         "conventions/__init__.py": "import IPython\n",
     }
     for rel, text in files.items():
@@ -187,4 +193,5 @@ def test_the_checks_see_type_checking_and_lazy_imports(tmp_path: Path) -> None:
     assert any("the loop" in b and "imports an integration" in b for b in bad)
     assert any("(agent) imports the UI: IPython" in b for b in bad)
     assert any("(providers) imports the agent" in b for b in bad)
+    assert any("(server extension) imports the UI" in b for b in bad)
     assert any("(conventions) imports the UI: IPython" in b for b in bad)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -57,6 +58,11 @@ def cmd_log(magics: Any, rest: list[str]) -> None:
     for e in events:
         mark = e.type in ("turn_start", "turn_end") and e.turn_id in replaced
         print(event_line(e) + (f"  [replaced by {replaced[e.turn_id][:6]}]" if mark else ""))
+    outside = magics.manager.event_log.records(OUTSIDE_CALL)[-count:]
+    if outside:  # what coding agents did here through the server's MCP endpoint (jupyter_brain/server)
+        print(f"outside agents (MCP endpoint), last {len(outside)} calls:")
+        for record in outside:
+            print(outside_line(record))
 
 
 def cmd_replay(magics: Any, rest: list[str]) -> None:
@@ -82,6 +88,20 @@ def cmd_replay(magics: Any, rest: list[str]) -> None:
         for event in events:
             view.handle(event)
     close_view(view)
+
+
+OUTSIDE_CALL = "outside_call"  # the record kind jupyter_brain/server/audit.py writes
+
+
+def outside_line(record: dict[str, Any]) -> str:
+    """One outside agent's call on one line: when, who, which tool, what the gate said, the result."""
+    when = time.strftime("%H:%M:%S", time.localtime(record.get("ts", 0)))
+    args = record.get("arguments") or {}
+    target = args.get("path", "")
+    where = f" {target}" + (f" #{args['index']}" if "index" in args else "") if target else ""
+    decision = (record.get("decision") or {}).get("how", "")
+    return (f"[{when}] {record.get('client', '?')} ({str(record.get('mcp_session', ''))[:6]}) {record.get('tool')}{where}"
+            f"  {decision}  {record.get('status')}: {clip(record.get('summary', ''), 70)}")
 
 
 def event_line(e: Any) -> str:

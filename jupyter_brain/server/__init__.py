@@ -1,0 +1,47 @@
+"""Outside agents in the live notebook: jupyter-brain's MCP endpoint on the Jupyter server.
+
+The one entry point: the Jupyter server extension (enabled by the wheel's
+``etc/jupyter/jupyter_server_config.d/jupyter_brain.json``). It serves MCP over Streamable
+HTTP at ``{base_url}jupyter-brain/mcp``, behind the server's own authentication, with the
+tools of ``tool_specs.py`` working through the gate of ``gate.py`` (``JupyterBrainMCP``
+settings). ``jupyter-brain mcp`` (``stdio_proxy.py``) is the stdio form for clients that
+speak only stdio. Imports no IPython, widgets or notebook layer (tests/test_import_rules.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .config import JupyterBrainMCP
+
+MCP_ROUTE = "jupyter-brain/mcp"
+
+__all__ = ["MCP_ROUTE", "JupyterBrainMCP", "_jupyter_server_extension_points", "_load_jupyter_server_extension"]
+
+
+def _jupyter_server_extension_points() -> list[dict[str, str]]:
+    return [{"module": "jupyter_brain.server"}]
+
+
+def _load_jupyter_server_extension(serverapp: Any) -> None:
+    """Add the MCP route to ``serverapp``; its pieces are built here, once per server."""
+    from jupyter_server.utils import url_path_join
+
+    from .audit import AuditTrail
+    from .endpoint import McpEndpoint
+    from .http_bridge import McpHandler
+    from .kernels import NotebookKernels
+    from .notebook_tools import NotebookTools
+    from .notebooks import NotebookStore
+
+    settings = JupyterBrainMCP(parent=serverapp)
+    if not settings.enabled:
+        serverapp.log.info("jupyter-brain: the MCP endpoint is off (JupyterBrainMCP.enabled = False)")
+        return
+    store = NotebookStore(serverapp.contents_manager, serverapp.root_dir)
+    tools = NotebookTools(store, NotebookKernels(serverapp), settings, AuditTrail())
+    endpoint = McpEndpoint(tools)
+    route = url_path_join(serverapp.base_url, MCP_ROUTE)
+    serverapp.web_app.add_handlers(".*$", [(route, McpHandler, {"endpoint": endpoint})])
+    serverapp.web_app.settings["jupyter_brain_mcp"] = endpoint
+    serverapp.log.info(f"jupyter-brain: MCP endpoint at {route} (permission: {settings.permission})")
