@@ -58,7 +58,7 @@ class FrontEndCode:
     @property
     def loader(self) -> str:
         """The ``_esm`` every drawn view of this bundle carries."""
-        return LOADER.replace("__DIGEST__", json.dumps(self.digest)).replace("__NAME__", json.dumps(self.name))
+        return _LOADER.replace("__DIGEST__", json.dumps(self.digest)).replace("__NAME__", json.dumps(self.name))
 
     def message(self) -> dict[str, Any]:
         """The answer to a loader's ``need_code``."""
@@ -167,50 +167,52 @@ LOADER = """\
 const DIGEST = __DIGEST__, NAME = __NAME__, WAIT_MS = 120000;
 const shared = (globalThis.__jupyterBrainCode ??= {});
 function compile(js, css) {
-  if (css && !document.querySelector(`style[data-jupyter-brain="${DIGEST}"]`)) {
-    const style = document.createElement("style");
+  if (css && !document.querySelector(`style[data-jupyter-brain='${DIGEST}']`)) {
+    const style = document.createElement('style');
     style.dataset.jupyterBrain = DIGEST;
     style.textContent = css;
     document.head.appendChild(style);
   }
-  const url = URL.createObjectURL(new Blob([js], { type: "text/javascript" }));
+  const url = URL.createObjectURL(new Blob([js], { type: 'text/javascript' }));
   return import(/* webpackIgnore: true */ url).finally(() => URL.revokeObjectURL(url));
 }
 function askKernel(model) {
   return new Promise((resolve, reject) => {
-    const done = (fn, value) => { clearTimeout(timer); model.off("msg:custom", heard); fn(value); };
-    const heard = (msg) => { if (msg && msg.kind === "code" && msg.digest === DIGEST) done(resolve, msg); };
+    const done = (fn, value) => { clearTimeout(timer); model.off('msg:custom', heard); fn(value); };
+    const heard = (msg) => { if (msg && msg.kind === 'code' && msg.digest === DIGEST) done(resolve, msg); };
     const timer = setTimeout(() => done(reject, new Error(
       `jupyter-brain: no kernel sent the ${NAME} front-end code; re-run the cell`)), WAIT_MS);
-    model.on("msg:custom", heard);
-    model.send({ kind: "need_code", digest: DIGEST });
+    model.on('msg:custom', heard);
+    model.send({ kind: 'need_code', digest: DIGEST });
   });
 }
 function bundle(model) {
   let slot = shared[DIGEST];
   if (!slot) {
-    slot = shared[DIGEST] = { state: "empty" };
+    slot = shared[DIGEST] = { state: 'empty' };
     slot.promise = new Promise((resolve, reject) => Object.assign(slot, { resolve, reject }));
   }
-  const js = model.get("_code_js");
-  if (js && (slot.state === "empty" || slot.state === "asking")) {
-    slot.state = "compiling";
-    compile(js, model.get("_code_css")).then((mod) => { slot.state = "done"; slot.resolve(mod); }, slot.reject);
-  } else if (slot.state === "empty") {
-    slot.state = "asking";
+  const js = model.get('_code_js');
+  if (js && (slot.state === 'empty' || slot.state === 'asking')) {
+    slot.state = 'compiling';
+    compile(js, model.get('_code_css')).then((mod) => { slot.state = 'done'; slot.resolve(mod); }, slot.reject);
+  } else if (slot.state === 'empty') {
+    slot.state = 'asking';
     askKernel(model).then(
-      (msg) => { if (slot.state === "asking") { slot.state = "compiling"; return compile(msg.js, msg.css).then((mod) => { slot.state = "done"; slot.resolve(mod); }); } },
-    ).catch((err) => { if (shared[DIGEST] === slot && slot.state !== "done") delete shared[DIGEST]; slot.reject(err); });
+      (msg) => { if (slot.state === 'asking') { slot.state = 'compiling'; return compile(msg.js, msg.css).then((mod) => { slot.state = 'done'; slot.resolve(mod); }); } },
+    ).catch((err) => { if (shared[DIGEST] === slot && slot.state !== 'done') delete shared[DIGEST]; slot.reject(err); });
   }
   return slot.promise;
 }
 export default () => {
   let widget = null;
   const get = (model) => (widget ??= bundle(model).then((mod) =>
-    typeof mod.default === "function" ? mod.default() : mod.default));
+    typeof mod.default === 'function' ? mod.default() : mod.default));
   return {
     async initialize(ctx) { return (await get(ctx.model)).initialize?.(ctx); },
     async render(ctx) { return (await get(ctx.model)).render?.(ctx); },
   };
 };
 """
+
+_LOADER = "\n".join(line.strip() for line in LOADER.splitlines())  # sent with every view: no indents

@@ -112,6 +112,9 @@ class AgentView(SharedCodeWidget):
         # each event, this also catches a key split across two streamed deltas.
         self.redact: Any = Redactor()
         self._decisions: dict[str, bool] = {}
+        # Set where the finished turn replaces the widget (``notebook/views.close_view``): the
+        # turn end's commit, the whole transcript again, would be sent and dropped at once.
+        self.finishes_as_bundle = False
         self.frontend_ready = False  # set by the front-end's "ready" message (a widget manager holds the model)
         self.on_msg(self._on_frontend_msg)
         if events is not None:
@@ -138,7 +141,8 @@ class AgentView(SharedCodeWidget):
             now = self._batch.clock()
             if etype == "turn_end":
                 self._batch.flush_now(now)
-                self._commit_locked(now)
+                if not self.finishes_as_bundle:  # else the finished turn's output supersedes it
+                    self._commit_locked(now)
                 return
             if etype == "turn_start":
                 self._answer_started = False
@@ -180,6 +184,11 @@ class AgentView(SharedCodeWidget):
             self._batch.flush_now(now)
             if self._durable.count != self.transcript_n:
                 self._commit_locked(now)
+
+    def flush(self) -> None:
+        """Send everything pending now, without a transcript commit."""
+        with self._lock:
+            self._batch.flush_now(self._batch.clock())
 
     def close(self) -> None:
         batch = getattr(self, "_batch", None)  # None: __init__ failed before it existed
@@ -247,7 +256,7 @@ class AgentView(SharedCodeWidget):
         """Close the widget for good, leaving no state behind: its synced traits (the JS
         and CSS above all) are emptied first, because nbclient and papermill keep a closed
         model's last state in the notebook (they ignore ``comm_close``); JupyterLab drops it."""
-        self.close_stream()
+        self.flush()
         with self._lock:
             self._batch.close()
         with self.hold_sync():
