@@ -162,7 +162,8 @@ class SharedCodeWidget(anywidget.AnyWidget):
 
 
 # The loader: anywidget calls the default export once per model, and the bundle's own default
-# export (a factory) keeps per-model state, so it is called per model too.
+# export (a factory) keeps per-model state, so it is called per model too. anywidget (0.11)
+# delivers no comm message to a model before its ``initialize`` returns.
 LOADER = """\
 const DIGEST = __DIGEST__, NAME = __NAME__, WAIT_MS = 120000;
 const shared = (globalThis.__jupyterBrainCode ??= {});
@@ -205,12 +206,18 @@ function bundle(model) {
   return slot.promise;
 }
 export default () => {
-  let widget = null;
+  let widget = null, ready = null, cleanup = null;
   const get = (model) => (widget ??= bundle(model).then((mod) =>
     typeof mod.default === 'function' ? mod.default() : mod.default));
   return {
-    async initialize(ctx) { return (await get(ctx.model)).initialize?.(ctx); },
-    async render(ctx) { return (await get(ctx.model)).render?.(ctx); },
+    initialize(ctx) {
+      ready = get(ctx.model).then(async (w) => { cleanup = await w.initialize?.(ctx); return w; });
+      const dispose = () => { ready.then(() => typeof cleanup === 'function' && cleanup()); };
+      // anywidget holds a model's comm messages until initialize is done: code asked of the
+      // kernel would never arrive, so then the bundle initializes later, on its own.
+      return shared[DIGEST]?.state === 'asking' ? dispose : ready.then(() => dispose);
+    },
+    async render(ctx) { return (await (ready ?? get(ctx.model))).render?.(ctx); },
   };
 };
 """
