@@ -108,7 +108,7 @@ def main() -> None:
           f"(the same {len(TEXT):,} characters, {WORDS} words), one kernel:")
     print("  %%agent cells: " + " ".join(f"{b:,}" for b in totals))
     print("  raw cells:     " + " ".join(f"{b:,}" for b in raws))
-    print(f"  first %%agent cell {totals[0]:>10,} B   (+{totals[0] - raw_median:,} over the raw cell)")
+    print(f"  first %%agent cell {totals[0]:>10,} B   (+{totals[0] - raw_median:,.0f} over the raw cell)")
     print(f"  later %%agent cell {later:>10,.0f} B   (+{later - raw_median:,.0f} over the raw cell; "
           f"goal <= +{GOAL:,})")
     print(f"  raw print cell     {raw_median:>10,.0f} B")
