@@ -46,8 +46,9 @@ def load(path: Path) -> dict:
 
 def strings(value: object, key: str = ""):
     """Every string in a notebook's JSON, except the widget front-end's own bundle (``_esm``,
-    ``_css``: the package's build output, the same in every notebook)."""
-    if key in ("_esm", "_css"):
+    ``_css``, and ``_code_js``, ``_code_css`` of a kernel's first view: the package's build
+    output, the same in every notebook)."""
+    if key in ("_esm", "_css", "_code_js", "_code_css"):
         return
     if isinstance(value, str):
         yield value

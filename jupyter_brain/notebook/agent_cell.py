@@ -27,7 +27,6 @@ from .parsers import agent_parser, split_flags
 from .providers import resolve_provider
 from .replay import approver_with_recording, cell_source, output_metadata, replaying_provider
 from .sampling import SamplingTurn, kernel_sampler, sampling_approver
-from .turn_export import remember_turn
 from .turn_failure import fail_statuses, turn_failure
 from .turn_keywords import prompt_directory, turn_keywords
 from .turn_numbers import numbered
@@ -114,6 +113,9 @@ def run_agent_cell(magics: Any, line: str, cell: str, *, interpolate_prompt: boo
         on_event = numbered(view.handle, len(session.turns()) + 1)  # "Turn N" of the session
         result = session.run(prompt, harness, on_event=on_event, cell=run, append=args.append, **keywords)
         view.output_metadata = output_metadata(provider)  # the recording, saved with the notebook
+        # Imported here, after the turn: its eval machinery is not on the first word's path (#40).
+        from .turn_export import remember_turn
+
         remember_turn(magics, line, cell, result, provider, session)  # to_test(), %agent export-test (#27)
     finally:
         sampler.end(sampling)

@@ -33,6 +33,7 @@ def agent_view(shell: Any, *, fold: str = "auto") -> Any:
             with comms_routed_from_the_start() as routed:
                 view = AgentView(fold=fold, drawn=not is_headless(shell))  # headless: no JS or CSS sent
             view.messages_routed = any(made is view.comm for made in routed)
+            view.finishes_as_bundle = True  # close_view publishes the turn and retires the widget
             # A display id, so the finished turn can add its Markdown transcript.
             view.display_handle = display(view, display_id=True)
             view.release_outputs = route_outputs_to_view()
@@ -71,7 +72,7 @@ def close_view(view: Any) -> None:
     if release is not None:
         release()
     if hasattr(view, "finished_bundle"):
-        view.close_stream()
+        view.flush()  # no commit: the finished bundle replaces the widget now
         bundle = view.finished_bundle()
         handle = getattr(view, "display_handle", None)
         if handle is not None:

@@ -34,6 +34,11 @@ MODULES = (
     "jupyter_brain.widgets.agent_view",
     "jupyter_brain.tools.rich_output",
     "jupyter_brain.agent.checkpoints",  # the kernel's checkpoint store
+)
+# What a turn needs only after its first word (a first turn right after ``%load_ext`` must not
+# wait for them: the warm-up loads them last).
+LATER_MODULES = (
+    "jupyter_brain.notebook.turn_export",  # remember_turn, when the turn has ended
     "jupyter_brain.mcp",  # our MCP glue: its SDK loads only when mcp.json names a server
 )
 
@@ -90,6 +95,8 @@ def warm_up() -> None:
     with tempfile.TemporaryDirectory(prefix="jupyter-brain-warm-up-") as folder:
         for spec in [*default_tools({}, folder), artifact_tool(ArtifactStore())]:
             spec.schema()
+    for name in LATER_MODULES:
+        importlib.import_module(name)
 
 
 def _configured_sdk() -> None:

@@ -24,10 +24,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Any
 
-import anywidget
 import traitlets as t
 
 from jupyter_brain.agent.events import EventBase
@@ -37,11 +35,12 @@ from jupyter_brain.settings import FOLD_CHOICES
 from . import _format as fmt
 from ._batching import FLUSH_INTERVAL_S, FlushScheduler, TimerFactory
 from ._fold import Compactor, Entry, Transcript
+from ._frontend_code import NO_CODE_ESM, BundleMissingError, SharedCodeWidget
 from ._header import Header
 from .text_view import events_to_markdown
 from .turn_bundle import turn_bundle
 
-__all__ = ["COMMIT_DELAY_S", "COMMIT_INTERVAL_S", "FLUSH_INTERVAL_S", "AgentView", "BundleMissingError"]
+__all__ = ["COMMIT_DELAY_S", "COMMIT_INTERVAL_S", "FLUSH_INTERVAL_S", "NO_CODE_ESM", "AgentView", "BundleMissingError"]
 
 COMMIT_INTERVAL_S = 0.5  # transcript commits at step ends: ≤ 2 state updates/s
 COMMIT_DELAY_S = 0.1  # a step end's commit waits this long, in case the turn ends now
@@ -55,30 +54,7 @@ def commit_interval(entries: int) -> float:
     """Seconds between two step-end commits of a transcript of ``entries`` entries."""
     return COMMIT_INTERVAL_S * max(1.0, entries / COMMIT_GROWTH_ENTRIES)
 
-STATIC = Path(__file__).resolve().parent.parent / "static"
-
-
-class BundleMissingError(RuntimeError):
-    """The front-end bundle was not built (a source checkout without ``npm run build``)."""
-
-
-NO_CODE_ESM = "export default {};"  # a valid module that draws nothing
-
-
-def _bundle_text(name: str) -> str:
-    path = STATIC / name
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise BundleMissingError(
-            f"jupyter-brain's widget front-end is missing ({path}). In a source checkout run "
-            "`npm install && npm run build` in js/ (or `pip install -e .`, which builds it); "
-            "otherwise reinstall jupyter-brain. Without a widget front-end, use "
-            "jupyter_brain.widgets.TextView."
-        ) from None
-
-
-class AgentView(anywidget.AnyWidget):
+class AgentView(SharedCodeWidget):
     """Live view of agent turns: feed it events with ``handle`` (the harness's ``on_event``).
 
     Display it before streaming into it (``display(view)``), as DESIGN.md notes.
@@ -103,13 +79,7 @@ class AgentView(anywidget.AnyWidget):
     # "auto": a finished turn's steps fold under one summary line; "never": they stay open.
     fold = t.Enum(FOLD_CHOICES, default_value="auto").tag(sync=True)
 
-    @property
-    def _esm(self) -> str:  # read at construction, so a missing bundle fails there, clearly
-        return _bundle_text("agent_view.js") if getattr(self, "_drawn", True) else NO_CODE_ESM
-
-    @property
-    def _css(self) -> str:
-        return _bundle_text("agent_view.css") if getattr(self, "_drawn", True) else ""
+    _bundle = "agent_view"
 
     def __init__(
         self,
@@ -121,10 +91,10 @@ class AgentView(anywidget.AnyWidget):
         **kwargs: Any,
     ) -> None:
         # drawn=False: no front-end will draw it (a headless kernel: nbclient, nbconvert,
-        # papermill), so its JS and CSS (~200 KB, read and sent per view) are left out; the
-        # finished turn's bundle and the saved notebook are the same (issue #24).
-        self._drawn = drawn
-        super().__init__(**kwargs)
+        # papermill), so it carries no JS or CSS; the finished turn's bundle and the saved
+        # notebook are the same (issue #24). A drawn one carries the ~200 KB bundle only when
+        # it is the kernel's first (``_frontend_code.py``, issue #40).
+        super().__init__(drawn=drawn, **kwargs)
         self._lock = threading.RLock()
         self._header = Header()
         self._compactor = Compactor()
@@ -143,6 +113,9 @@ class AgentView(anywidget.AnyWidget):
         self.redact: Any = Redactor()
         self._decisions: dict[str, bool] = {}
         self._elicitations: dict[str, dict[str, Any]] = {}  # an MCP server's form or link card, answered
+        # Set where the finished turn replaces the widget (``notebook/views.close_view``): the
+        # turn end's commit, the whole transcript again, would be sent and dropped at once.
+        self.finishes_as_bundle = False
         self.frontend_ready = False  # set by the front-end's "ready" message (a widget manager holds the model)
         self.on_msg(self._on_frontend_msg)
         if events is not None:
@@ -169,7 +142,8 @@ class AgentView(anywidget.AnyWidget):
             now = self._batch.clock()
             if etype == "turn_end":
                 self._batch.flush_now(now)
-                self._commit_locked(now)
+                if not self.finishes_as_bundle:  # else the finished turn's output supersedes it
+                    self._commit_locked(now)
                 return
             if etype == "turn_start":
                 self._answer_started = False
@@ -212,6 +186,11 @@ class AgentView(anywidget.AnyWidget):
             if self._durable.count != self.transcript_n:
                 self._commit_locked(now)
 
+    def flush(self) -> None:
+        """Send everything pending now, without a transcript commit."""
+        with self._lock:
+            self._batch.flush_now(self._batch.clock())
+
     def close(self) -> None:
         batch = getattr(self, "_batch", None)  # None: __init__ failed before it existed
         if batch is not None and not batch.closed:
@@ -236,7 +215,7 @@ class AgentView(anywidget.AnyWidget):
         They arrive only when the kernel processes its shell queue, which a running
         ``%%agent`` cell does while it waits for a decision (``NotebookApprover``).
         """
-        if not isinstance(content, dict):
+        if not isinstance(content, dict) or self.answer_code_request(content):
             return
         kind = content.get("kind")
         with self._lock:
@@ -287,12 +266,11 @@ class AgentView(anywidget.AnyWidget):
         """Close the widget for good, leaving no state behind: its synced traits (the JS
         and CSS above all) are emptied first, because nbclient and papermill keep a closed
         model's last state in the notebook (they ignore ``comm_close``); JupyterLab drops it."""
-        self.close_stream()
+        self.flush()
         with self._lock:
             self._batch.close()
         with self.hold_sync():
-            self.set_trait("_esm", NO_CODE_ESM)  # a valid module: anywidget reloads on change
-            self.set_trait("_css", "")
+            self.drop_code()
             self.transcript = []
             self.transcript_n = 0
             self.usage = {}

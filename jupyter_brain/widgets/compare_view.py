@@ -19,7 +19,6 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-import anywidget
 import traitlets as t
 
 from jupyter_brain.agent.events import EventBase, EventLog
@@ -31,7 +30,7 @@ from jupyter_brain.compare import METRICS, record_decision, summarize
 from . import _format as fmt
 from ._batching import FlushScheduler, TimerFactory
 from ._fold import Compactor, Transcript
-from .agent_view import _bundle_text
+from ._frontend_code import SharedCodeWidget
 from .compare_notes import header_notes, rate_text, spread_text, verdict_text
 
 
@@ -45,7 +44,7 @@ class _Column:
         self.sent_n = 0
 
 
-class CompareView(anywidget.AnyWidget):
+class CompareView(SharedCodeWidget):
     """Feed it with ``handle(strategy, run, event)`` and ``run_finished(row, result)``.
 
     ``clock`` and ``timer_factory`` replace ``time.monotonic`` and the timer thread
@@ -63,13 +62,7 @@ class CompareView(anywidget.AnyWidget):
     prompt = t.Unicode("").tag(sync=True)
     notes = t.List(t.Unicode()).tag(sync=True)  # the header's: a budget stop, a changed namespace
 
-    @property
-    def _esm(self) -> str:
-        return _bundle_text("compare_view.js")
-
-    @property
-    def _css(self) -> str:
-        return _bundle_text("compare_view.css")
+    _bundle = "compare_view"  # sent once per kernel (``_frontend_code.py``, issue #40)
 
     def __init__(
         self,
@@ -210,6 +203,8 @@ class CompareView(anywidget.AnyWidget):
 
     # ── internals ─────────────────────────────────────────────────────────
     def _on_front_end_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if self.answer_code_request(content):
+            return
         if isinstance(content, dict) and content.get("kind") == "mark_best":
             try:
                 self.mark_best(str(content.get("strategy")), int(content.get("run", 1)))

@@ -88,3 +88,12 @@ def test_waiting_for_a_warm_up_that_never_started_returns_at_once(monkeypatch):
     waiter.start()
     waiter.join(60)  # a bound on a broken wait only; a working one returns at once
     assert answers == [False]
+
+
+def test_a_first_turns_first_word_waits_for_no_eval_machinery():
+    """``remember_turn`` (``to_test()``) loads the eval package after the turn (#40)."""
+    code = ("import sys, jupyter_brain.notebook.agent_cell, jupyter_brain.notebook.views, jupyter_brain.session\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('jupyter_brain.evals', 'jupyter_brain.notebook.turn_export'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

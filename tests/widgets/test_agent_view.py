@@ -14,6 +14,7 @@ import pytest
 
 from jupyter_brain.agent.events import StepEnd, StepStart, TextDelta, TurnEnd, TurnStart
 from jupyter_brain.widgets import AgentView, BundleMissingError, events_to_markdown
+from jupyter_brain.widgets import _frontend_code as frontend_code_module
 from jupyter_brain.widgets import agent_view as agent_view_module
 
 from .fake_clock import FakeClock
@@ -313,7 +314,7 @@ def test_to_markdown_reads_as_a_transcript() -> None:
 
 
 def test_missing_bundle_fails_clearly(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(agent_view_module, "STATIC", tmp_path)
+    monkeypatch.setattr(frontend_code_module, "STATIC", tmp_path)
     with pytest.raises(BundleMissingError, match="npm run build"):
         AgentView()
 
@@ -323,8 +324,11 @@ def test_bundle_is_an_es_module_with_a_default_export() -> None:
     css = (ROOT / "jupyter_brain" / "static" / "agent_view.css").read_text()
     assert "export" in js and "default" in js
     assert ".jb-agent-view" in css
-    view = AgentView()
-    assert view._esm == js and view._css == css
+    frontend_code_module.forget_sent()
+    view = AgentView()  # the kernel's first view carries the code, beside the small loader
+    assert view._code_js == js and view._code_css == css
+    assert "export default" in view._esm and len(view._esm) < 4000 and view._css == ""
+    view.close()
 
 
 # ── a real kernel: background-thread sends reach the client ─────────────────

@@ -7,6 +7,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from jupyter_brain.notebook.views import agent_view, close_view
 from jupyter_brain.widgets import AgentView
+from jupyter_brain.widgets._frontend_code import forget_sent
 from jupyter_brain.widgets.agent_view import NO_CODE_ESM
 
 from .scripted_events import scripted_turn
@@ -36,9 +37,10 @@ def _view_in(request: dict) -> AgentView:
 def test_a_headless_kernels_view_carries_no_code_and_a_front_ends_does() -> None:
     headless = {"header": {}, "metadata": {}, "content": {"allow_stdin": False}}  # nbclient's request
     lab = {"header": {}, "metadata": {"cellId": "c-1"}, "content": {"allow_stdin": True}}  # JupyterLab's
+    forget_sent()
     drawn, undrawn = AgentView(), AgentView(drawn=False)
-    assert len(drawn._esm) > 1000 and drawn._css
-    assert undrawn._esm == NO_CODE_ESM and undrawn._css == ""
+    assert "export default" in drawn._esm and len(drawn._code_js) > 1000 and drawn._code_css
+    assert undrawn._esm == NO_CODE_ESM and undrawn._css == "" and undrawn._code_js == ""
     assert _view_in(lab)._drawn and not _view_in(headless)._drawn
     drawn.close()
     undrawn.close()
@@ -55,5 +57,6 @@ def test_an_undrawn_view_finishes_as_the_same_turn() -> None:
         bundles.append((view.finished_bundle(), view.to_markdown()))
         view.retire()
         assert view._esm == NO_CODE_ESM and view._css == ""  # what nbclient saves of either
+        assert view._code_js == "" and view._code_css == ""
     assert bundles[0] == bundles[1]
     assert "w19" in bundles[0][1]
