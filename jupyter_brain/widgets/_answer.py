@@ -24,6 +24,21 @@ _LABEL_LINE = re.compile(
     r"^\s*(?:[-*>]\s+)?(?:#+\s*)?(?:\*\*|__)?\s*[A-Za-z][A-Za-z ]{0,24}\d*\s*(?:\*\*|__)?\s*:", re.M
 )
 _DECISION_LINE = re.compile(r"^\s*=+[^\n]*=+\s*$", re.M)
+# A "Final Answer:" label line, as js/src/parts/strategy.ts FINAL_LINE.
+_FINAL_LINE = re.compile(
+    r"^\s*(?:[-*>]\s+)?(?:#+\s*)?(\*\*|__)?\s*final\s+answer\s*(?:\*\*|__)?\s*:\s*(?:\*\*|__)?[ \t]*", re.M | re.I
+)
+
+
+def split_final_answer(text: str) -> tuple[str, str] | None:
+    """Text written without a strategy that still labels its answer ("Final Answer: …"): the
+    text before the last such line and the answer after it, without the label; else None."""
+    matches = list(_FINAL_LINE.finditer(text))
+    if not matches:
+        return None
+    last = matches[-1]
+    answer = text[last.end():].strip()
+    return (text[: last.start()].strip(), answer) if answer else None
 
 
 def preamble(text: str) -> str:
@@ -60,6 +75,8 @@ class TurnPlan:
     skip: set[int] = field(default_factory=set)  # ids of entries the steps leave out
     strategy_steps: set[int] = field(default_factory=set)  # model steps with strategy rows
     end: Entry | None = None
+    before: str = ""  # a "text" answer's own text before its "Final Answer:" label, shown in its step
+    before_at: int | None = None  # the id of the entry it stands in for
 
 
 def split_turns(entries: list[Entry]) -> list[list[Entry]]:
@@ -108,6 +125,10 @@ def plan_turn(entries: list[Entry]) -> TurnPlan:
         plan.answer = "".join(e["text"] for e in last_text).strip()
         plan.answer_kind = "text"
         plan.skip.update(id(e) for e in last_text)
+        labelled = split_final_answer(plan.answer)
+        if labelled is not None:
+            plan.before, plan.answer = labelled
+            plan.before_at = id(last_text[0])
     elif status == "completed" and end.get("text"):
         plan.answer, plan.answer_kind = str(end["text"]).strip(), "end"
     elif end.get("text") and not plan.fatal:

@@ -331,6 +331,8 @@ def _turn_markdown(turn: list[Entry], header: Header) -> list[str]:
         header.update(e)
         etype = e["type"]
         if id(e) in plan.skip:
+            if id(e) == plan.before_at and plan.before:
+                blocks.append(plan.before)
             prev_type = etype
             continue
         if etype == "turn_start":
@@ -440,5 +442,5 @@ def _turn_markdown(turn: list[Entry], header: Header) -> list[str]:
         last = citations[-1]
         first.append(sources_markdown(last.get("local") or [], last.get("web") or []))
     if plan.end is not None:
-        first.append(f"**{_end_line(header, plan.end)}** · {_usage_line(header)}")
+        first.append(f"**{_end_line(header, plan.end)}** · {_usage_line(header, mark=False)}")
     return head + first + blocks + server_log_markdown(server_logs)
