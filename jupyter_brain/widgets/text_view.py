@@ -13,6 +13,7 @@ from typing import TextIO
 from jupyter_brain.agent.citations import sources_markdown
 from jupyter_brain.agent.events import EventBase
 
+from . import _answer
 from . import _format as fmt
 from ._answer import code_argument, output_note, outputs_markdown, plan_turn, preamble, split_turns
 from ._fold import Entry, as_entry, fold
@@ -227,7 +228,7 @@ class TextView:
             return
         trigger = fmt.trigger_label(e.get("trigger"))
         self._line(f"  ✎ reflection ({trigger}, confidence {e.get('confidence', 0):.0%}):")
-        self._write(e["reflection"].rstrip() + "\n", prefix="  │ ")
+        self._write(fmt.reflection_body(e["reflection"]) + "\n", prefix="  │ ")
         if e.get("suggested_action"):
             self._line(f"    suggested: {e['suggested_action']}")
 
@@ -325,6 +326,8 @@ def _turn_markdown(turn: list[Entry], header: Header) -> list[str]:
     citations: list[Entry] = []
     server_logs: list[Entry] = []  # one collapsed block after the steps
     texts_shown: set[int] = set()
+    figures = _answer.answer_figures(plan)  # shown with the answer (stored there once), named in their tool row
+    with_answer = {(entry_id, url) for entry_id, url, _ in figures}
     saw_text = any(x["type"] == "text_delta" for x in turn)  # (the answer's text is skipped below)
     prev_type = ""
     for e in turn:
@@ -371,8 +374,10 @@ def _turn_markdown(turn: list[Entry], header: Header) -> list[str]:
             if e.get("result_preview"):
                 blocks.append(f"<details><summary>Result</summary>\n\n{fmt.fence(e['result_preview'])}\n\n</details>")
             images = [u for u in e.get("images") or [] if u.startswith("data:image/")]
-            blocks += [f"![figure {i} from {e['name']}]({u})" for i, u in enumerate(images, 1)]
-            blocks += outputs_markdown(e.get("outputs") or [], e["name"])
+            blocks += [f"*figure {i} from {e['name']}: shown with the answer*" if (id(e), u) in with_answer
+                       else f"![figure {i} from {e['name']}]({u})" for i, u in enumerate(images, 1)]
+            blocks += outputs_markdown([o for o in e.get("outputs") or [] if (id(e), _answer.image_url(o)) not in with_answer],
+                                       e["name"])
         elif etype == "retry":
             saw_text = False
             marks = [i for i, b in enumerate(blocks) if b.startswith((f"**Step {e['step']}", "*↻ retrying"))]
@@ -391,7 +396,8 @@ def _turn_markdown(turn: list[Entry], header: Header) -> list[str]:
                 blocks.append(fmt.quote(f"*Reflection skipped: {e['reflection']}*"))
             else:
                 trigger = fmt.trigger_label(e.get("trigger"))
-                text = f"**Reflection** ({trigger}, confidence {e.get('confidence', 0):.0%}): {e['reflection']}"
+                text = (f"**Reflection** ({trigger}, confidence {e.get('confidence', 0):.0%}): "
+                        f"{fmt.reflection_body(e['reflection'])}")
                 if e.get("suggested_action"):
                     text += f"\n\n*Suggested:* {e['suggested_action']}"
                 blocks.append(fmt.quote(text))
@@ -438,6 +444,7 @@ def _turn_markdown(turn: list[Entry], header: Header) -> list[str]:
     if plan.end is not None and plan.answer_kind == "refused":
         first.append(fmt.quote(f"**{_refusal_line(plan.end)}**"))
     first.append(plan.answer)
+    first += [f"![{alt}]({url})" for _, url, alt in figures]
     if citations and plan.answer_kind in ("final", "text"):
         last = citations[-1]
         first.append(sources_markdown(last.get("local") or [], last.get("web") or []))

@@ -79,7 +79,7 @@ export function preamble(text: string): string {
 }
 
 // A "Final Answer:" label line, decorated as models write it ("**Final Answer:**", "### Final answer:").
-const FINAL_LINE = /^\s*(?:[-*>]\s+)?(?:#+\s*)?(\*\*|__)?\s*final\s+answer\s*(?:\*\*|__)?\s*:\s*(?:\*\*|__)?[ \t]*/gim;
+const FINAL_LINE = /^\s*(?:[-*>]\s+)?(?:#+\s*)?(?:(?:\*\*|__)\s*final\s+answer\s*(?:\*\*|__)?\s*:\s*(?:\*\*|__)?|final\s+answer\s*:)[ \t]*/gim;
 
 /** Text written without a strategy that still labels its answer ("Final Answer: …", as
  *  agent/strategies/parser.py final_answer reads it): the text before the last such line,
