@@ -34,3 +34,16 @@ def test_a_model_without_a_price_is_said_so() -> None:
     provider.generate(MESSAGES, [])
     recorded = provider.recorded_cost()
     assert recorded is not None and recorded["cost_usd"] is None and recorded["input_tokens"] == 1000
+
+
+def test_a_replayed_tool_call_keeps_its_arguments_in_the_models_order() -> None:
+    """Found by CI's live pass (#39): a saved notebook's JSON sorts every object's keys, so a
+    replayed call showed {'path', 'query'} where the model wrote {'query', 'path'}."""
+    import json
+
+    from jupyter_brain.providers.base import ProviderResult, ToolCall
+
+    written = ProviderResult(text="", tool_calls=[ToolCall(id="c", name="search", arguments={"query": "J", "path": "d"})])
+    call = RecordedCall.of("step", fingerprint(MESSAGES, []), written)
+    saved = RecordedCall.model_validate(json.loads(json.dumps(call.model_dump(), sort_keys=True)))  # as nbformat saves
+    assert list(saved.result().tool_calls[0].arguments) == ["query", "path"]

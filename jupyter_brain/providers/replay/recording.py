@@ -7,6 +7,7 @@ of the agent's output) and in the event log (a ``recording`` record): responses 
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
@@ -15,6 +16,7 @@ from ..base import Message, ProviderResult
 from .fingerprint import RequestFingerprint, digest
 
 FORMAT_VERSION = 1
+ARGUMENTS_AS_WRITTEN = "arguments_json"  # a recorded tool call's arguments in the model's key order
 CallKind = Literal["step", "reflection", "summary"]
 
 
@@ -41,11 +43,24 @@ class RecordedCall(BaseModel):
 
     @classmethod
     def of(cls, kind: CallKind, request: RequestFingerprint, result: ProviderResult) -> RecordedCall:
-        return cls(kind=kind, fp=request.value, parts=request.parts,
-                   response=result.model_dump(mode="json", exclude_defaults=True))
+        response = result.model_dump(mode="json", exclude_defaults=True)
+        for call in response.get("tool_calls") or []:
+            # The arguments in the model's order, as text: a saved notebook's JSON sorts the
+            # keys of every object, and a replayed call would show them in another order.
+            if isinstance(call.get("arguments"), dict) and len(call["arguments"]) > 1:
+                call[ARGUMENTS_AS_WRITTEN] = json.dumps(call["arguments"], ensure_ascii=False)
+        return cls(kind=kind, fp=request.value, parts=request.parts, response=response)
 
     def result(self) -> ProviderResult:
-        return ProviderResult.model_validate(self.response)
+        result = ProviderResult.model_validate(self.response)
+        for call, recorded in zip(result.tool_calls, self.response.get("tool_calls") or [], strict=False):
+            written = recorded.get(ARGUMENTS_AS_WRITTEN) if isinstance(recorded, dict) else None
+            if isinstance(written, str):
+                try:
+                    call.arguments = json.loads(written)
+                except ValueError:
+                    pass
+        return result
 
 
 class TurnRecording(BaseModel):
