@@ -259,7 +259,7 @@ def test_sanitizers_mask_only_what_varies():
     """Each rule matches the saved outputs somewhere, and none of them reaches what nbval
     must compare: after sanitizing, the same token counts, costs and step counts remain."""
     rules = _sanitizers()
-    assert len(rules) == 6, rules
+    assert len(rules) == 8, rules
     used = set()
     for path in NOTEBOOKS:
         for text in _output_texts(load(path)):

@@ -333,10 +333,12 @@ def _turn_markdown(turn: list[Entry], header: Header) -> list[str]:
     for e in turn:
         header.update(e)
         etype = e["type"]
+        shown = len(blocks)  # (consecutive strategy rows share a block whatever the stream's chunking)
         if id(e) in plan.skip:
             if id(e) == plan.before_at and plan.before:
                 blocks.append(plan.before)
-            prev_type = etype
+            if len(blocks) != shown or etype == "strategy_step":
+                prev_type = etype
             continue
         if etype == "turn_start":
             head.append(f"### Agent — {_start_line(header)}")
@@ -348,7 +350,8 @@ def _turn_markdown(turn: list[Entry], header: Header) -> list[str]:
             if e["step"] not in texts_shown:
                 texts_shown.add(e["step"])
                 whole = "".join(x["text"] for x in turn if x["type"] == "text_delta" and x["step"] == e["step"])
-                blocks.append(preamble(whole).strip())
+                if preamble(whole).strip():
+                    blocks.append(preamble(whole).strip())
         elif etype == "step_start":
             total = f" of {header.max_steps}" if header.max_steps else ""
             blocks.append(f"**Step {e['step']}{total}**")
@@ -439,7 +442,8 @@ def _turn_markdown(turn: list[Entry], header: Header) -> list[str]:
             blocks.append(f"{'✓' if e['approved'] else '✗'} {fmt.approval_text(e)}")
         elif etype == "server_log":
             server_logs.append(e)
-        prev_type = etype
+        if len(blocks) != shown or etype == "strategy_step":
+            prev_type = etype
     first = [fmt.quote(f"**⚠ Error** `{e['kind']}` ({fmt.error_tail(e)}): {e['message']}") for e in plan.fatal]
     if plan.end is not None and plan.answer_kind == "refused":
         first.append(fmt.quote(f"**{_refusal_line(plan.end)}**"))

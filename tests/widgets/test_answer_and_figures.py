@@ -84,3 +84,20 @@ def test_a_replayed_turn_shows_what_it_cost_when_recorded() -> None:
     assert "replayed" not in live.split("\n", 1)[1]
     # The same figures, once the sanitizer's mark rule removes the mark (CI's two passes).
     assert md.split("**✓")[1].replace("replayed · recorded: ", "") == live.split("**✓")[1]
+
+
+def test_strategy_rows_read_the_same_whatever_the_streams_chunking() -> None:
+    """Found by CI's live pass (#39): a live stream interleaves its text chunks with the parsed
+    steps, a replayed one sends the text whole first; the transcript must not differ."""
+    from jupyter_brain.agent.events import StrategyStepEvent
+
+    text = "Thought: look\nObservation: Jul fell\nThought: done"
+    steps = [StrategyStepEvent(step=1, strategy="react", data={"kind": "thought", "text": "look"}),
+             StrategyStepEvent(step=1, strategy="react", data={"kind": "observation", "text": "Jul fell"}),
+             StrategyStepEvent(step=1, strategy="react", data={"kind": "thought", "text": "done"})]
+    start = [TurnStart(user_message="q", strategy="react"), StepStart(step=1)]
+    end = [StepEnd(step=1), TurnEnd(status="interrupted", text="")]
+    whole = [*start, TextDelta(step=1, text=text), *steps, *end]
+    chunked = [*start, TextDelta(step=1, text=text[:14]), steps[0], TextDelta(step=1, text=text[14:34]), steps[1],
+               TextDelta(step=1, text=text[34:]), steps[2], *end]
+    assert events_to_markdown(chunked) == events_to_markdown(whole)
