@@ -4,7 +4,6 @@ each run in its own copy of the user's namespace, checks re-evaluated on replay.
 from __future__ import annotations
 
 import re
-
 import threading
 from typing import Any
 
