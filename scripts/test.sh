@@ -211,12 +211,14 @@ phoenix_tests() {
 # AgentMagics.replay "off", so the scripted demo models answer again and tokens and costs are
 # counted again, compared with the same saved outputs and sanitizer as the kernel step's pass
 # (which replays, as a user's Run All does). About 5.5 min of wall time on a loaded 2-core machine.
-# One cell is left out: memory_and_tracing's provider-chain turn. Live, its primary fails and the
-# view says so; its recording keeps only the backup's answer, so the replayed transcript shows no
-# fallback (a recording does not keep a chain's fallbacks yet).
+# Three cells are left out: memory_and_tracing's provider-chain turn and the two cells that read
+# its trace. Live, the chain's primary fails and the view says so; the turn's recording keeps only
+# the backup's answer, so the replayed transcript shows no fallback (a recording does not keep a
+# chain's fallbacks yet).
 live_notebooks() {
+  local chain=notebooks/memory_and_tracing.ipynb
   JUPYTER_BRAIN_REPLAY=off "${PYTEST[@]}" notebooks --nbval --nbval-sanitize-with notebooks/nbval_sanitize.cfg \
-    -m kernel -q --deselect "notebooks/memory_and_tracing.ipynb::Cell 9" "$@"
+    -m kernel -q --deselect "$chain::Cell 9" --deselect "$chain::Cell 10" --deselect "$chain::Cell 11" "$@"
 }
 tests_lane() {
   part fast-tests "${PYTEST[@]}" -p randomly --randomly-seed="$SEED" --clock 2027-07-15T12:00:00 -q "${FAST[@]}"
