@@ -211,14 +211,11 @@ phoenix_tests() {
 # AgentMagics.replay "off", so the scripted demo models answer again and tokens and costs are
 # counted again, compared with the same saved outputs and sanitizer as the kernel step's pass
 # (which replays, as a user's Run All does). About 5.5 min of wall time on a loaded 2-core machine.
-# Three cells are left out: memory_and_tracing's provider-chain turn and the two cells that read
-# its trace. Live, the chain's primary fails and the view says so; the turn's recording keeps only
-# the backup's answer, so the replayed transcript shows no fallback (a recording does not keep a
-# chain's fallbacks yet).
+# (memory_and_tracing's provider-chain turn says --replay auto: its recording keeps the backup's
+# answer, not the primary's failure, so a live run would show a fallback its saved transcript lacks.)
 live_notebooks() {
-  local chain=notebooks/memory_and_tracing.ipynb
   JUPYTER_BRAIN_REPLAY=off "${PYTEST[@]}" notebooks --nbval --nbval-sanitize-with notebooks/nbval_sanitize.cfg \
-    -m kernel -q --deselect "$chain::Cell 9" --deselect "$chain::Cell 10" --deselect "$chain::Cell 11" "$@"
+    -m kernel -q "$@"
 }
 tests_lane() {
   part fast-tests "${PYTEST[@]}" -p randomly --randomly-seed="$SEED" --clock 2027-07-15T12:00:00 -q "${FAST[@]}"
