@@ -104,8 +104,8 @@ class CompareResult(BaseModel):
 
     @property
     def total_cost_usd(self) -> float:
-        """Every run's and every judge's cost (unpriced calls count as 0)."""
-        return sum((r.get("cost_usd") or 0.0) + (r.get("judge_cost_usd") or 0.0) for r in self.rows)
+        """Every run's and every judge's cost, spent now (unpriced calls count as 0)."""
+        return sum((spent_usd(r) or 0.0) + (r.get("judge_cost_usd") or 0.0) for r in self.rows)
 
     @property
     def stopped_by_budget(self) -> bool:
@@ -161,6 +161,22 @@ def summarize(rows: list[dict[str, Any]], strategies: list[str], runs: int) -> l
     return out
 
 
+def _figures(result: TurnResult) -> dict[str, Any]:
+    """A run's tokens and cost as its row shows them: a replayed run's are those of the run
+    that recorded it (it spent nothing now: ``spent_usd`` says so; ``replayed`` marks it),
+    so a table means the same whether its runs replayed or called the model (#39)."""
+    keys = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens")
+    recorded = result.recorded_usage
+    if recorded and not any(getattr(result, k) for k in keys) and not result.cost_usd:
+        return {**{k: int(recorded.get(k) or 0) for k in keys}, "cost_usd": recorded.get("cost_usd"), "replayed": True}
+    return {**{k: getattr(result, k) for k in keys}, "cost_usd": result.cost_usd, "replayed": False}
+
+
+def spent_usd(row: dict[str, Any]) -> float | None:
+    """What a run of a table spent now (rows written before #39 have only ``cost_usd``)."""
+    return row["spent_usd"] if "spent_usd" in row else row.get("cost_usd")
+
+
 def row_of(strategy: str, run: int, result: TurnResult, wall_s: float,
            verdicts: Sequence[CheckResult] = ()) -> dict[str, Any]:
     """One table row from a finished run (pandas-free, JSON-friendly); with checks, whether
@@ -176,11 +192,8 @@ def row_of(strategy: str, run: int, result: TurnResult, wall_s: float,
         "steps": len(result.steps),
         "tool_calls": len(result.tool_calls),
         "reflections": len(result.reflections),
-        "input_tokens": result.input_tokens,
-        "output_tokens": result.output_tokens,
-        "cache_read_tokens": result.cache_read_tokens,
-        "cache_creation_tokens": result.cache_creation_tokens,
-        "cost_usd": result.cost_usd,
+        **_figures(result),
+        "spent_usd": result.cost_usd,  # what the run spent now (a replayed run: nothing); budgets count this
         "wall_s": round(wall_s, 3),
         "judge_tokens": sum(v.input_tokens + v.output_tokens for v in judged) if judged else None,
         "judge_cost_usd": (None if any(v.cost_usd is None for v in judged)

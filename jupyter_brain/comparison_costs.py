@@ -43,7 +43,8 @@ def comparison_cost(comparison_id: str, rows: Sequence[dict[str, Any]]) -> Compa
              if v.get("opinion") and not v.get("recorded") and (v.get("input_tokens") or v.get("output_tokens"))]
     return ComparisonCost(
         comparison_id=comparison_id, runs=len(rows),
-        runs_cost_usd=_sum([r.get("cost_usd") for r in rows]),
+        # spent now (a replayed run's row shows what it cost when recorded, and spent 0)
+        runs_cost_usd=_sum([r["spent_usd"] if "spent_usd" in r else r.get("cost_usd") for r in rows]),
         judge_calls=len(asked),
         judge_tokens=sum(int(v.get("input_tokens") or 0) + int(v.get("output_tokens") or 0) for v in asked),
         judge_cost_usd=_sum([v.get("cost_usd") for v in asked]),

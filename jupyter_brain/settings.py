@@ -14,6 +14,8 @@ than at import.
 
 from __future__ import annotations
 
+import os
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -81,6 +83,23 @@ class Setting:
     gt: float | None = None
     le: float | None = None
     agent_config: bool = True
+    env: str | None = None  # an environment variable whose value, when set, is the kernel's default
+
+    def initial(self) -> Any:
+        """The kernel's default: ``env``'s value when it is set to an allowed value, else ``default``.
+
+        Read when ``AgentMagics`` is defined (at ``%load_ext``), so it holds for every kernel
+        started with it, as CI's second notebook pass does (``JUPYTER_BRAIN_REPLAY=off``). A
+        value that is not allowed is one warning line, and the default holds."""
+        raw = os.environ.get(self.env, "").strip() if self.env else ""
+        if not raw:
+            return self.default
+        value = self.canonical(raw)
+        if self.allowed() and value not in self.allowed():
+            warnings.warn(f"{self.env}={raw!r} is not one of {', '.join(self.allowed())}: "
+                          f"AgentMagics.{self.name} stays {self.default!r}", stacklevel=2)
+            return self.default
+        return value
 
     def allowed(self) -> tuple[str, ...]:
         """The allowed values (empty: any value of the type)."""
@@ -164,8 +183,9 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("engines", dict, {}, "outside agents over ACP by name, a command line each (adds to claude-code, codex, "
             "gemini; e.g. {'mine': 'my-agent --acp'})", agent_config=False),
     Setting("replay", str, "auto", "answer from the cell's recording while its requests match, then live (auto); "
-            "always live (off); stop where the recording no longer matches (strict)", choices=REPLAY_CHOICES,
-            flag="--replay"),
+            "always live (off); stop where the recording no longer matches (strict). JUPYTER_BRAIN_REPLAY in the "
+            "environment sets the default of every kernel", choices=REPLAY_CHOICES, flag="--replay",
+            env="JUPYTER_BRAIN_REPLAY"),
     Setting("notebook", str, "", "the notebook file whose saved recordings replay (default: the kernel's own, "
             "found from VS Code or jupyter-server; else the working directory's notebooks)", agent_config=False),
     Setting("check_timeout", float, 5.0, "seconds a %%compare --check expression may take; one that takes longer "
@@ -188,23 +208,24 @@ CONFIG_KEYS: tuple[str, ...] = tuple(name for name, s in SETTINGS.items() if s.a
 def setting_trait(name: str) -> TraitType:
     """The configurable traitlet of a setting, for ``AgentMagics``."""
     s = SETTINGS[name]
+    default = s.initial()
     trait: TraitType
     if callable(s.choices):
-        trait = _LazyCaselessStrEnum(s.choices, default_value=s.default, help=s.help)
+        trait = _LazyCaselessStrEnum(s.choices, default_value=default, help=s.help)
     elif s.choices:
-        trait = CaselessStrEnum(s.choices, default_value=s.default, help=s.help)
+        trait = CaselessStrEnum(s.choices, default_value=default, help=s.help)
     elif s.type is dict:
         trait = Dict(value_trait=Unicode(), default_value=dict(s.default), help=s.help)
     elif s.type is bool:
-        trait = Bool(s.default, help=s.help)
+        trait = Bool(default, help=s.help)
     elif s.type is int:
-        trait = Int(s.default, help=s.help)
+        trait = Int(default, help=s.help)
     elif s.type is float:
-        trait = Float(s.default, help=s.help)
+        trait = Float(default, help=s.help)
     elif s.nullable:
-        trait = Unicode(s.default, allow_none=True, help=s.help)
+        trait = Unicode(default, allow_none=True, help=s.help)
     else:
-        trait = Unicode(s.default, help=s.help)
+        trait = Unicode(default, help=s.help)
     return trait.tag(config=True)
 
 

@@ -16,6 +16,10 @@ from .agent.cost import TurnCost
 from .providers.base import Usage
 
 RECORD = "turn_cost"
+# A replayed turn spent nothing now: where its figures are shown (the view's footer, the
+# transcript, %agent cost) they are what it cost when recorded, after this mark
+# (notebooks/nbval_sanitize.cfg removes it, so a replayed and a live run compare equal).
+RECORDED_MARK = "replayed · recorded: "
 _USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens")
 
 
@@ -81,3 +85,14 @@ def _costs_of_events(rows: list[tuple[str, str]]) -> dict[str, TurnCost]:
             out[turn_id] = TurnCost(turn_id=turn_id, model=models.get(turn_id), usage=usage,
                                     cost_usd=data.get("cost_usd"))
     return out
+
+
+def recorded_usages(event_log: Any, session_id: str) -> dict[str, dict[str, Any] | None]:
+    """turn id -> what its replayed calls cost when they were recorded (``TurnEnd.recorded``;
+    None for a turn that replayed nothing), for every ended turn of the session, oldest first."""
+    event_log.flush()
+    db, lock = event_log.shared_connection()
+    with lock:
+        rows = db.execute("SELECT turn_id, json_extract(data, '$.recorded') FROM events"
+                          " WHERE session_id = ? AND type = 'turn_end' ORDER BY id", (session_id,)).fetchall()
+    return {turn_id: (json.loads(raw) if raw else None) for turn_id, raw in rows}

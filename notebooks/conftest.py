@@ -85,6 +85,31 @@ if IPyNbFile is not None and not getattr(IPyNbFile.__init__, "skips_turn_json", 
     IPyNbFile.__init__.skips_turn_json = True
 
 
+# A notebook's kernel is told its notebook (JPY_SESSION_NAME), as jupyter-server tells it and
+# as scripts/execute_notebooks.py does when it saves the outputs: the session is named after
+# the notebook (`session quickstart`) in both.
+def _naming_the_notebook(setup: Any) -> Any:
+    def naming_setup(self: Any) -> None:
+        import os
+
+        before = os.environ.get("JPY_SESSION_NAME")
+        os.environ["JPY_SESSION_NAME"] = str(self.fspath)
+        try:
+            setup(self)
+        finally:
+            if before is None:
+                os.environ.pop("JPY_SESSION_NAME", None)
+            else:
+                os.environ["JPY_SESSION_NAME"] = before
+
+    return naming_setup
+
+
+if IPyNbFile is not None and not getattr(IPyNbFile.setup, "names_the_notebook", False):
+    IPyNbFile.setup = _naming_the_notebook(IPyNbFile.setup)
+    IPyNbFile.setup.names_the_notebook = True
+
+
 def pytest_collection_modifyitems(items: list[Any]) -> None:
     """A notebook's cells run in a real kernel: nbval's items are marked ``kernel``, so
     ``-m kernel`` selects them with the other kernel tests (scripts/test.sh)."""

@@ -9,7 +9,13 @@ transcript), and ``notebooks/conftest.py`` makes nbval apply it too, so nbval co
 saved transcripts (``notebooks/nbval_sanitize.cfg`` masks durations and embedded images).
 
 Each ``%%agent`` output carries its turn's recording, and an unchanged cell replays it, so
-its header reads ``replayed/<model>``. A turn that went live (a new or changed cell) saves
+its header reads ``replayed/<model>``.
+
+Each kernel is started with ``JPY_SESSION_NAME`` set to its notebook, as jupyter-server does
+(and ``notebooks/conftest.py`` for nbval), so the saved header names the session a user's
+fresh run names (``session quickstart``, not ``default``). The kernel's execution counter
+stays at 0 under ``store_history=False``: each ``execute_result`` gets its cell's count, so
+a saved notebook shows ``Out[3]:``, not ``[0]:``. A turn that went live (a new or changed cell) saves
 a new recording, which the next run replays: a notebook is executed again until its
 recordings stop changing, so the saved outputs are the ones nbval's own run reproduces.
 
@@ -50,10 +56,14 @@ def execute(path: Path) -> None:
     for run in range(1, MAX_RUNS + 1):
         nb = nbformat.read(path, as_version=4)
         before = recordings(nb)
+        os.environ["JPY_SESSION_NAME"] = str(path)  # the kernel's notebook, as jupyter-server says it
         NbvalLikeClient(nb, timeout=600, kernel_name="python3",
                         resources={"metadata": {"path": str(path.parent)}}).execute()
         for cell in nb.cells:
             cell.metadata.pop("execution", None)
+            for output in cell.get("outputs", []):
+                if output.get("output_type") == "execute_result":
+                    output["execution_count"] = cell.get("execution_count")
         nbformat.write(nb, path)
         if recordings(nb) == before:
             print(f"executed {path.relative_to(ROOT)} ({run} run{'s' * (run > 1)})")

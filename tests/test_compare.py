@@ -211,7 +211,7 @@ def test_magic_single_scripted_provider_is_cloned_per_strategy(shell):
     shell.user_ns["bot"] = ScriptedProvider(["Final Answer: 42"])
     compare(shell, "--strategies react,cot --provider bot --runs 2")
     result = shell.user_ns["_compare"]
-    assert [r.text for runs in result.results.values() for r in runs] == ["Final Answer: 42"] * 4
+    assert [r.text for runs in result.results.values() for r in runs] == ["42"] * 4  # the answer, not its label (#40)
 
 
 def test_magic_runs_see_the_same_fresh_workspace(shell):

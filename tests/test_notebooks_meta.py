@@ -258,7 +258,7 @@ def test_sanitizers_mask_only_what_varies():
     """Each rule matches the saved outputs somewhere, and none of them reaches what nbval
     must compare: after sanitizing, the same token counts, costs and step counts remain."""
     rules = _sanitizers()
-    assert len(rules) == 5, rules
+    assert len(rules) == 10, rules
     used = set()
     for path in NOTEBOOKS:
         for text in _output_texts(load(path)):

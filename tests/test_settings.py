@@ -175,3 +175,31 @@ def test_load_ext_reads_the_settings_without_pydantic() -> None:
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
                          env={**os.environ, "JUPYTER_BRAIN_WARM_UP": "0"})
     assert out.stdout.split() == ["True", "False"]
+
+
+def test_jupyter_brain_replay_in_the_environment_is_every_kernels_default() -> None:
+    """#39: ``JUPYTER_BRAIN_REPLAY=off`` makes ``AgentMagics.replay`` "off" (CI's live pass);
+    a value that is not a choice is one warning, and the default holds."""
+    import os
+    import warnings
+
+    setting = SETTINGS["replay"]
+    before = os.environ.get("JUPYTER_BRAIN_REPLAY")
+    try:
+        os.environ["JUPYTER_BRAIN_REPLAY"] = "OFF"
+        assert setting.initial() == "off"
+        from jupyter_brain.settings import setting_trait
+
+        assert setting_trait("replay").default_value == "off"
+        os.environ["JUPYTER_BRAIN_REPLAY"] = "sometimes"
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert setting.initial() == "auto"
+        assert "JUPYTER_BRAIN_REPLAY='sometimes'" in str(caught[0].message)
+        del os.environ["JUPYTER_BRAIN_REPLAY"]
+        assert setting.initial() == "auto"
+    finally:
+        if before is not None:
+            os.environ["JUPYTER_BRAIN_REPLAY"] = before
+        else:
+            os.environ.pop("JUPYTER_BRAIN_REPLAY", None)

@@ -13,6 +13,7 @@ import { cost, duration, plural, STATUS_ICON, STATUS_LABEL } from "./format";
 import { renderMarkdown } from "./markdown";
 import { ApprovalCard, budgetMarker, contextMarker, type SendFn } from "./parts/approval";
 import { ElicitationCard } from "./parts/elicitation";
+import { AnswerFigures } from "./parts/answer_figures";
 import { ServerLogBox } from "./parts/server_log";
 import { compactionMarker, errorCard, reflectionCard, refusalCard, retryMarker, thinkingPhaseCard } from "./parts/cards";
 import { contextPackCard, fallbackLine, memoryCard, sourcesList } from "./parts/context";
@@ -78,6 +79,8 @@ class TurnView {
   private readonly logs = new Map<number, ServerLogBox>();
   private readonly strategy: StrategyContext;
   private tree: TotTree | null = null;
+  private readonly figures = new AnswerFigures();
+  private readonly prompt: string;
   private fatalShown = false;
   private cited = false;
   private toolsDone = 0;
@@ -91,6 +94,7 @@ class TurnView {
     private readonly opts: Required<RendererOptions>,
     private readonly ending: EventOf<"turn_end"> | null = null,
   ) {
+    this.prompt = e.user_message ?? "";
     this.flow = h("div", "jb-turn-flow");
     this.summary = h("summary", "jb-process-summary", h("span", "jb-process-live", "Working…"));
     this.process = h("details", { class: "jb-process", open: "" }, this.summary, this.flow);
@@ -169,6 +173,7 @@ class TurnView {
         break;
       case "tool_call_end":
         this.step(e.step).timeline().end(e);
+        this.figures.add(e);
         this.toolsDone += 1;
         this.live();
         break;
@@ -288,6 +293,9 @@ class TurnView {
       const taken = last?.takeAnswer() ?? { el: null, source: "" };
       if (taken.el !== null) this.showAnswer(taken.el, "jb-final");
       else if (e.text) this.markdownAnswer(e.text, "jb-final");
+      // The figures the prompt asked for or the answer refers to: with the answer, above the fold.
+      const figures = this.answer.hidden ? null : this.figures.block(this.prompt, taken.source || e.text || "");
+      if (figures !== null) this.answer.append(figures);
     } else if (e.text && !(e.status === "error" && this.fatalShown)) {
       // Why the turn stopped (the error card says it already for a failed turn).
       this.markdownAnswer(e.text, "jb-stopped");

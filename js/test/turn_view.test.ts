@@ -62,11 +62,24 @@ describe("finished turn bundle", () => {
     vi.runAllTimers(); // a repaint goes in slices
     expect(host.querySelector(".jb-answer")?.textContent).toContain("March fell from $135 to $90.");
     expect((host.querySelector("details.jb-process") as HTMLDetailsElement).open).toBe(false);
-    const srcs = [...host.querySelectorAll("img")].map((i) => i.getAttribute("src"));
-    expect(srcs).toEqual([`data:image/png;base64,${PNG}`, `data:image/jpeg;base64,${JPEG}`]);
+    const figures = [`data:image/png;base64,${PNG}`, `data:image/jpeg;base64,${JPEG}`];
+    // "Plot it": the figures show with the answer, above the fold (#40), and stay in their tool row.
+    const srcs = (sel: string) => [...host.querySelectorAll(sel)].map((i) => i.getAttribute("src"));
+    expect(srcs(".jb-answer img")).toEqual(figures);
+    expect(srcs(".jb-process img")).toEqual(figures);
     expect(host.querySelector("td")?.textContent).toBe("120");
     expect(host.querySelector(".jb-approval")).toBeNull();
     view.dispose();
+  });
+
+  it("leaves the figures in their step when neither the prompt nor the answer asks for one", () => {
+    const host = document.createElement("div");
+    const events = turn();
+    (events[0] as { user_message: string }).user_message = "Which month fell?";
+    renderTurn(host, { version: 1, fold: "auto", transcript: events }, MARKDOWN);
+    vi.runAllTimers();
+    expect(host.querySelectorAll(".jb-answer img").length).toBe(0);
+    expect(host.querySelectorAll(".jb-process img").length).toBe(2);
   });
 
   it("keeps the steps open with fold 'never'", () => {

@@ -52,7 +52,8 @@ class TurnResult(BaseModel):
     session_id: str
     turn_id: str
     status: TurnStatus
-    text: str
+    text: str  # the answer only: a strategy's Final Answer without its labels and the steps around it
+    raw_text: str = ""  # the last model text as written (labels and all); every step's text is in ``steps``
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
@@ -85,6 +86,7 @@ class TurnResult(BaseModel):
     memories: list[dict[str, Any]] = Field(default_factory=list)  # memories recalled for this turn
     prompt_render_hash: str = ""  # sha256 of the system prompt as rendered for this turn
     providers_used: list[str] = Field(default_factory=list)  # a provider chain: who answered each step
+    recorded_usage: dict[str, Any] | None = None  # a replayed turn: its calls' tokens and cost when recorded
     replay: str = ""  # replayed, partly replayed, stopped or live: a notebook turn's recording (issue #24)
 
     # The last request as sent (``request_snapshot()``); not part of the dumped result.

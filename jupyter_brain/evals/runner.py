@@ -180,7 +180,7 @@ class EvalRunner:
                     row.update(passed=None, reason="interrupted" if row["status"] == "interrupted"
                                else "stopped by the --max-cost cap")
                 self.result.rows.append(row)
-                self.spent += (row["cost_usd"] or 0.0)
+                self.spent += (row.get("spent_usd", row["cost_usd"]) or 0.0)  # a replayed run spent nothing
                 yield row
                 if row["status"] in STOPPING:
                     self.result.stopped = ("interrupted" if row["status"] == "interrupted"
@@ -229,6 +229,7 @@ class EvalRunner:
         return _row(task, config, repeat, status=done["status"], passed=done["passed"], reason=reason,
                     input_tokens=done["input_tokens"], output_tokens=done["output_tokens"],
                     cost_usd=_plus(done["cost_usd"], done["judge_cost_usd"]), steps=done["steps"],
+                    spent_usd=_plus(done.get("spent_usd", done["cost_usd"]), done["judge_cost_usd"]),
                     seconds=round(time.perf_counter() - started, 3), error=done["error"])
 
     def _record(self) -> None:

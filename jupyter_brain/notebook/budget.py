@@ -8,6 +8,7 @@ from typing import Any
 
 from ..agent.cost_caps import BudgetCaps, SessionSpending, session_spending
 from ..agent.cost_caps.wording import usd
+from ..turn_costs import RECORDED_MARK, recorded_usages
 
 
 def budget_caps(options: Any) -> BudgetCaps | None:
@@ -40,6 +41,14 @@ def budget_lines(magics: Any, session_name: str) -> list[str]:
     if spent.turns:
         last_cost = "price unknown" if spent.last_cost_usd is None else usd(spent.last_cost_usd)
         last = f"; the last turn: {last_cost}, {spent.last_tokens:,} tokens"
+        recorded = list(recorded_usages(log, session_name).values())[-1:] if log is not None else []
+        if recorded and recorded[0] and not spent.last_tokens:
+            # It replayed, spending nothing now: what it cost when recorded, marked so.
+            r = recorded[0]
+            tokens_then = sum(int(r.get(k) or 0) for k in ("input_tokens", "output_tokens", "cache_read_tokens",
+                                                            "cache_creation_tokens"))
+            then = "price unknown" if r.get("cost_usd") is None else usd(r["cost_usd"])
+            last = f"; the last turn: {RECORDED_MARK}{then}, {tokens_then:,} tokens"
     lines.append(f"        turn caps: {shown} (--max-cost, --max-tokens-total){last}" if shown
                  else f"        no turn cap (--max-cost, --max-tokens-total; AgentMagics.max_cost_per_turn){last}")
     return lines

@@ -24,6 +24,22 @@ _LABEL_LINE = re.compile(
     r"^\s*(?:[-*>]\s+)?(?:#+\s*)?(?:\*\*|__)?\s*[A-Za-z][A-Za-z ]{0,24}\d*\s*(?:\*\*|__)?\s*:", re.M
 )
 _DECISION_LINE = re.compile(r"^\s*=+[^\n]*=+\s*$", re.M)
+# A "Final Answer:" label line, as js/src/parts/strategy.ts FINAL_LINE.
+_FINAL_LINE = re.compile(
+    r"^\s*(?:[-*>]\s+)?(?:#+\s*)?(?:(?:\*\*|__)\s*final\s+answer\s*(?:\*\*|__)?\s*:\s*(?:\*\*|__)?"
+    r"|final\s+answer\s*:)[ \t]*", re.M | re.I
+)
+
+
+def split_final_answer(text: str) -> tuple[str, str] | None:
+    """Text written without a strategy that still labels its answer ("Final Answer: …"): the
+    text before the last such line and the answer after it, without the label; else None."""
+    matches = list(_FINAL_LINE.finditer(text))
+    if not matches:
+        return None
+    last = matches[-1]
+    answer = text[last.end():].strip()
+    return (text[: last.start()].strip(), answer) if answer else None
 
 
 def preamble(text: str) -> str:
@@ -32,6 +48,43 @@ def preamble(text: str) -> str:
     if m is None:
         return text  # no label at all: the text is the model's own, kept as it is
     return _DECISION_LINE.sub("", text[: m.start()]).strip()
+
+
+# A prompt that asks for a figure ("Plot it.") or an answer that refers to one ("the plot
+# below"): the turn's figures then show with the answer, above the fold (as
+# js/src/parts/answer_figures.ts FIGURE_WORDS).
+_FIGURE_WORDS = re.compile(r"\b(?:plot(?:s|ted)?|charts?|graphs?|figures?|histograms?|visuali[sz]e|draw)\b", re.I)
+MAX_ANSWER_FIGURES = 4
+
+
+def wants_figures(prompt: str, answer: str) -> bool:
+    """Whether the turn's figures belong with its answer."""
+    return bool(_FIGURE_WORDS.search(prompt or "") or _FIGURE_WORDS.search(answer or ""))
+
+
+def answer_figures(plan: TurnPlan) -> list[tuple[int, str, str]]:
+    """The figures shown with a completed turn's answer: ``(id of its tool_call_end, data URL,
+    alt text)``, at most ``MAX_ANSWER_FIGURES``; none unless the prompt or the answer asks."""
+    end = plan.end
+    if end is None or end.get("status") != "completed" or not plan.answer:
+        return []
+    start = next((e for e in plan.entries if e["type"] == "turn_start"), None)
+    if not wants_figures(str((start or {}).get("user_message") or ""), plan.answer):
+        return []
+    out: list[tuple[int, str, str]] = []
+    for e in plan.entries:
+        if e["type"] != "tool_call_end":
+            continue
+        urls = [u for u in e.get("images") or [] if str(u).startswith(("data:image/png;", "data:image/jpeg;"))]
+        urls += [image_url(o) for o in e.get("outputs") or [] if o.get("mime_type") in ("image/png", "image/jpeg")
+                 and o.get("data")]
+        out += [(id(e), url, f"figure {i} from {e['name']}") for i, url in enumerate(urls, 1)]
+    return out[:MAX_ANSWER_FIGURES]
+
+
+def image_url(output: Entry) -> str:
+    """An image output (``{"mime_type", "data"}``) as a data URL."""
+    return f"data:{output.get('mime_type')};base64,{''.join(str(output.get('data', '')).split())}"
 
 
 def code_argument(name: str, arguments: Any) -> str | None:
@@ -60,6 +113,8 @@ class TurnPlan:
     skip: set[int] = field(default_factory=set)  # ids of entries the steps leave out
     strategy_steps: set[int] = field(default_factory=set)  # model steps with strategy rows
     end: Entry | None = None
+    before: str = ""  # a "text" answer's own text before its "Final Answer:" label, shown in its step
+    before_at: int | None = None  # the id of the entry it stands in for
 
 
 def split_turns(entries: list[Entry]) -> list[list[Entry]]:
@@ -108,6 +163,10 @@ def plan_turn(entries: list[Entry]) -> TurnPlan:
         plan.answer = "".join(e["text"] for e in last_text).strip()
         plan.answer_kind = "text"
         plan.skip.update(id(e) for e in last_text)
+        labelled = split_final_answer(plan.answer)
+        if labelled is not None:
+            plan.before, plan.answer = labelled
+            plan.before_at = id(last_text[0])
     elif status == "completed" and end.get("text"):
         plan.answer, plan.answer_kind = str(end["text"]).strip(), "end"
     elif end.get("text") and not plan.fatal:

@@ -203,3 +203,16 @@ def _escape_outside_code_spans(line: str) -> str:
         at = span.end()
     parts.append(_DOLLAR.sub(_escaped, line[at:]))
     return "".join(parts)
+
+
+# A reflection's "Confidence: 0.9" and "Next: …" lines: the card shows them as its bar and
+# its "Suggested" line, so its text leaves them out (as js/src/parts/cards.ts reflectionBody).
+_REFLECTION_FIELD_LINE = re.compile(
+    r"^\s*(?:[-*>]\s+)?[*_]*(?:confidence|next|suggested action)[*_]*\s*[:=][^\n]*(?:\n|$)", re.I | re.M
+)
+
+
+def reflection_body(text: str) -> str:
+    """A reflection's text without the lines its confidence and next step were read from."""
+    body = _REFLECTION_FIELD_LINE.sub("", text).strip()
+    return body or text.strip()

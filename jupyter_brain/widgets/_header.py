@@ -34,6 +34,7 @@ class Header:
     duration_ms: float = 0.0
     usage_estimated: bool = False  # some usage was counted locally, not reported
     retries: int = 0
+    recorded: dict[str, Any] | None = None  # a replayed turn: what its replayed calls cost when recorded
 
     def update(self, e: Entry) -> None:
         etype = e["type"]
@@ -78,8 +79,16 @@ class Header:
                 self.cost_usd = e["cost_usd"]
             self.duration_ms = e.get("duration_ms", 0.0)
             self.usage_estimated = self.usage_estimated or bool(e.get("usage_estimated"))
+            self.recorded = e.get("recorded") or None
             if not self.session_id:
                 self.session_id = e.get("session_id", "")
+
+    @property
+    def replayed(self) -> bool:
+        """Every model call of the turn was answered from its recording: it spent nothing now,
+        so its figures are the recorded ones (``RECORDED_MARK`` says so)."""
+        spent = self.input_tokens or self.output_tokens or self.cache_read_tokens or self.cache_creation_tokens
+        return self.recorded is not None and not spent and not self.cost_usd
 
     @property
     def model_label(self) -> str:

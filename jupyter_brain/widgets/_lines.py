@@ -4,6 +4,9 @@ memories, sources, and the MCP ones: a tool's progress, a server's log."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from ..turn_costs import RECORDED_MARK
 from . import _format as fmt
 from ._fold import Entry
 from ._header import Header
@@ -12,13 +15,33 @@ from ._header import Header
 LOUD_LEVELS = frozenset({"warning", "error", "critical", "alert", "emergency"})
 
 
-def _usage_line(h: Header) -> str:
+
+
+def _tokens(u: Any) -> str:
     return (
-        f"tokens in {fmt.tokens(h.input_tokens)} / out {fmt.tokens(h.output_tokens)}"
-        f" / cache read {fmt.tokens(h.cache_read_tokens)}"
-        f" / cache write {fmt.tokens(h.cache_creation_tokens)}"
-        + (f" · {fmt.ESTIMATED_MARK} (the server reported no usage)" if h.usage_estimated else "")
+        f"in {fmt.tokens(u.get('input_tokens', 0))} / out {fmt.tokens(u.get('output_tokens', 0))}"
+        f" / cache read {fmt.tokens(u.get('cache_read_tokens', 0))}"
+        f" / cache write {fmt.tokens(u.get('cache_creation_tokens', 0))}"
     )
+
+
+def _usage_line(h: Header, *, mark: bool = True) -> str:
+    """``tokens in 1,234 / out 56 / …``: what the turn used; a replayed turn's recorded figures
+    (after ``RECORDED_MARK`` when ``mark``: the end line before it has the mark already)."""
+    if h.replayed and h.recorded is not None:
+        return (RECORDED_MARK if mark else "") + f"tokens {_tokens(h.recorded)}"
+    partly = ""
+    if h.recorded is not None:  # partly replayed: the replayed part's recorded figures beside
+        partly = f" · replayed part, recorded: {_tokens(h.recorded)} · {_cost(h.recorded.get('cost_usd'))}"
+    return (
+        f"tokens {_tokens(h.__dict__)}"
+        + (f" · {fmt.ESTIMATED_MARK} (the server reported no usage)" if h.usage_estimated else "")
+        + partly
+    )
+
+
+def _cost(value: float | None) -> str:
+    return "price unknown" if value is None else fmt.cost(value)
 
 
 def _refusal_line(e: Entry) -> str:
@@ -67,7 +90,9 @@ def _end_line(h: Header, e: Entry) -> str:
     if h.reflections:
         parts.append(f"{h.reflections} reflection{'s' * (h.reflections != 1)}")
     parts.append(fmt.duration(e.get("duration_ms", 0.0)))
-    if h.cost_usd is not None:
+    if h.replayed and h.recorded is not None:
+        parts.append(RECORDED_MARK + _cost(h.recorded.get("cost_usd")))
+    elif h.cost_usd is not None:
         parts.append(fmt.cost(h.cost_usd))
     return " · ".join(parts)
 

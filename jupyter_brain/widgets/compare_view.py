@@ -165,6 +165,9 @@ class CompareView(SharedCodeWidget):
             cells = [("pass" if row.get("passed") else "**FAIL**") if k == "check"
                      else _fmt(row.get(k), 4 if k.endswith("cost_usd") else 2) for k in head]
             lines.append("| " + " | ".join(cells) + " |")
+        if any(r.get("replayed") for r in self.rows):  # (#39; notebooks/nbval_sanitize.cfg: replayed-runs)
+            lines.append("\n*replayed runs: their tokens and costs are those of the runs that recorded them; "
+                         "nothing was spent now*")
         for row in self.rows:
             if row.get("error"):
                 lines.append(f"\n**{row['strategy']} #{row['run']} failed:** {row['error']}")

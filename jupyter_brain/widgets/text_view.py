@@ -13,6 +13,7 @@ from typing import TextIO
 from jupyter_brain.agent.citations import sources_markdown
 from jupyter_brain.agent.events import EventBase
 
+from . import _answer
 from . import _format as fmt
 from ._answer import code_argument, output_note, outputs_markdown, plan_turn, preamble, split_turns
 from ._fold import Entry, as_entry, fold
@@ -227,7 +228,7 @@ class TextView:
             return
         trigger = fmt.trigger_label(e.get("trigger"))
         self._line(f"  ✎ reflection ({trigger}, confidence {e.get('confidence', 0):.0%}):")
-        self._write(e["reflection"].rstrip() + "\n", prefix="  │ ")
+        self._write(fmt.reflection_body(e["reflection"]) + "\n", prefix="  │ ")
         if e.get("suggested_action"):
             self._line(f"    suggested: {e['suggested_action']}")
 
@@ -325,13 +326,19 @@ def _turn_markdown(turn: list[Entry], header: Header) -> list[str]:
     citations: list[Entry] = []
     server_logs: list[Entry] = []  # one collapsed block after the steps
     texts_shown: set[int] = set()
+    figures = _answer.answer_figures(plan)  # shown with the answer (stored there once), named in their tool row
+    with_answer = {(entry_id, url) for entry_id, url, _ in figures}
     saw_text = any(x["type"] == "text_delta" for x in turn)  # (the answer's text is skipped below)
     prev_type = ""
     for e in turn:
         header.update(e)
         etype = e["type"]
+        shown = len(blocks)  # (consecutive strategy rows share a block whatever the stream's chunking)
         if id(e) in plan.skip:
-            prev_type = etype
+            if id(e) == plan.before_at and plan.before:
+                blocks.append(plan.before)
+            if len(blocks) != shown or etype == "strategy_step":
+                prev_type = etype
             continue
         if etype == "turn_start":
             head.append(f"### Agent — {_start_line(header)}")
@@ -343,7 +350,8 @@ def _turn_markdown(turn: list[Entry], header: Header) -> list[str]:
             if e["step"] not in texts_shown:
                 texts_shown.add(e["step"])
                 whole = "".join(x["text"] for x in turn if x["type"] == "text_delta" and x["step"] == e["step"])
-                blocks.append(preamble(whole).strip())
+                if preamble(whole).strip():
+                    blocks.append(preamble(whole).strip())
         elif etype == "step_start":
             total = f" of {header.max_steps}" if header.max_steps else ""
             blocks.append(f"**Step {e['step']}{total}**")
@@ -369,8 +377,10 @@ def _turn_markdown(turn: list[Entry], header: Header) -> list[str]:
             if e.get("result_preview"):
                 blocks.append(f"<details><summary>Result</summary>\n\n{fmt.fence(e['result_preview'])}\n\n</details>")
             images = [u for u in e.get("images") or [] if u.startswith("data:image/")]
-            blocks += [f"![figure {i} from {e['name']}]({u})" for i, u in enumerate(images, 1)]
-            blocks += outputs_markdown(e.get("outputs") or [], e["name"])
+            blocks += [f"*figure {i} from {e['name']}: shown with the answer*" if (id(e), u) in with_answer
+                       else f"![figure {i} from {e['name']}]({u})" for i, u in enumerate(images, 1)]
+            blocks += outputs_markdown([o for o in e.get("outputs") or [] if (id(e), _answer.image_url(o)) not in with_answer],
+                                       e["name"])
         elif etype == "retry":
             saw_text = False
             marks = [i for i, b in enumerate(blocks) if b.startswith((f"**Step {e['step']}", "*↻ retrying"))]
@@ -389,7 +399,8 @@ def _turn_markdown(turn: list[Entry], header: Header) -> list[str]:
                 blocks.append(fmt.quote(f"*Reflection skipped: {e['reflection']}*"))
             else:
                 trigger = fmt.trigger_label(e.get("trigger"))
-                text = f"**Reflection** ({trigger}, confidence {e.get('confidence', 0):.0%}): {e['reflection']}"
+                text = (f"**Reflection** ({trigger}, confidence {e.get('confidence', 0):.0%}): "
+                        f"{fmt.reflection_body(e['reflection'])}")
                 if e.get("suggested_action"):
                     text += f"\n\n*Suggested:* {e['suggested_action']}"
                 blocks.append(fmt.quote(text))
@@ -431,14 +442,16 @@ def _turn_markdown(turn: list[Entry], header: Header) -> list[str]:
             blocks.append(f"{'✓' if e['approved'] else '✗'} {fmt.approval_text(e)}")
         elif etype == "server_log":
             server_logs.append(e)
-        prev_type = etype
+        if len(blocks) != shown or etype == "strategy_step":
+            prev_type = etype
     first = [fmt.quote(f"**⚠ Error** `{e['kind']}` ({fmt.error_tail(e)}): {e['message']}") for e in plan.fatal]
     if plan.end is not None and plan.answer_kind == "refused":
         first.append(fmt.quote(f"**{_refusal_line(plan.end)}**"))
     first.append(plan.answer)
+    first += [f"![{alt}]({url})" for _, url, alt in figures]
     if citations and plan.answer_kind in ("final", "text"):
         last = citations[-1]
         first.append(sources_markdown(last.get("local") or [], last.get("web") or []))
     if plan.end is not None:
-        first.append(f"**{_end_line(header, plan.end)}** · {_usage_line(header)}")
+        first.append(f"**{_end_line(header, plan.end)}** · {_usage_line(header, mark=False)}")
     return head + first + blocks + server_log_markdown(server_logs)

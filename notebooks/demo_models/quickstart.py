@@ -78,7 +78,7 @@ def _final_answer(messages: list[dict[str, Any]], tools: Any) -> dict[str, Any]:
         "text": f"Observation: {figure} is drawn, with the drop highlighted.\n"
                 f"Final Answer: **{month_name[worst]}** had the largest revenue drop: revenue fell from "
                 f"${before} to ${after}, a change of **{change} ({pct})** from the month before. "
-                f"The plot (in the run_python step) marks it in red. Revenue recovers from the next month on and "
+                f"The plot below marks it in red. Revenue recovers from the next month on and "
                 f"reaches the year's high in {month_name[high_month]} (${high}).",
         "usage": {"input_tokens": 2268, "output_tokens": 141},
     }

@@ -460,7 +460,8 @@ def test_react_text_steps_do_not_end_the_turn_early():
     harness, _, _ = make(script, strategy="react", max_steps=10)
     result = harness.run_turn("s", [], "q")
     assert len(result.strategy_steps) > 15  # more parsed steps than ReAct's max_steps...
-    assert result.status == "completed" and result.text == "Final Answer: done"  # ...yet no early stop
+    assert result.status == "completed" and result.text == "done"  # ...yet no early stop
+    assert result.raw_text == "Final Answer: done"  # the answer as written (#40)
 
 
 def test_strategy_cycle_limit_counts_model_calls():
@@ -478,7 +479,7 @@ def test_final_answer_beside_tool_call_lets_model_see_results():
         strategy="react",
     )
     result = harness.run_turn("s", [], "q")
-    assert result.status == "completed" and result.text == "Final Answer: value of x"
+    assert result.status == "completed" and result.text == "value of x"
     assert len(provider.calls) == 2
 
 

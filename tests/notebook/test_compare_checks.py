@@ -3,6 +3,7 @@ each run in its own copy of the user's namespace, checks re-evaluated on replay.
 
 from __future__ import annotations
 
+import re
 import threading
 from typing import Any
 
@@ -29,7 +30,8 @@ def test_a_strategy_that_gives_the_wrong_number_fails_its_check(shell, capsys):
     by = {r["strategy"]: r for r in result.rows}
     assert by["react"]["passed"] is True and by["react"]["reason"] == ""
     assert by["cot"]["passed"] is False
-    assert by["cot"]["reason"] == "expect: expected '42' (±0.5); the answer's numbers: 1, 6, 7, 41, 41"
+    # the answer is its Final Answer only (#40): "Step 1: 6*7=41" is not in it
+    assert by["cot"]["reason"] == "expect: expected '42' (±0.5); the answer's numbers: 41"
     assert result.checks == ["expect '42'"]
     assert [v.passed for v in result.verdicts("cot")[0]] == [False]
     out = capsys.readouterr().out
@@ -123,7 +125,7 @@ def bot_calls(shell) -> int:
 
 
 def judge_reply(messages, tools):
-    right = "Final Answer: 42" in messages[-1]["content"]
+    right = re.search(r"\b42\b", messages[-1]["content"].split("6*7", 1)[-1]) is not None
     return {"text": "PASS\nsays 42" if right else "FAIL\nsays 41, not 42",
             "usage": {"input_tokens": 200, "output_tokens": 20}}
 

@@ -3,6 +3,7 @@ copied (and --no-copy), the judge's verdicts recorded and replayed, its cost in 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -62,7 +63,7 @@ JUDGED = "--strategies react,cot --provider bots --judge 'the product is right' 
 
 
 def judge_reply(messages, tools):
-    right = "Final Answer: 42" in messages[-1]["content"]
+    right = re.search(r"\b42\b", messages[-1]["content"].split("6*7", 1)[-1]) is not None  # the answer (#40)
     return {"text": "PASS\nsays 42" if right else "FAIL\nsays 41, not 42",
             "usage": {"input_tokens": 200, "output_tokens": 20}}
 

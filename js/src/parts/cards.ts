@@ -11,6 +11,16 @@ function markdownDiv(markdown: MarkdownFn, cls: string, src: string): HTMLDivEle
   return div;
 }
 
+// A reflection's "Confidence: 0.9" and "Next: …" lines (as widgets/_format.py reflection_body).
+const FIELD_LINE = /^\s*(?:[-*>]\s+)?[*_]*(?:confidence|next|suggested action)[*_]*\s*[:=][^\n]*(?:\n|$)/gim;
+
+/** The reflection's text without the lines its confidence and next step were read from: the
+ *  card shows them once, as its bar and its "Suggested" line. */
+export function reflectionBody(text: string): string {
+  const body = text.replace(FIELD_LINE, "").trim();
+  return body || text.trim();
+}
+
 export function reflectionCard(e: EventOf<"reflection">, markdown: MarkdownFn): HTMLElement {
   const trigger = TRIGGER_LABEL[e.trigger ?? "periodic"] ?? TRIGGER_LABEL.periodic;
   if (e.skipped) {
@@ -34,7 +44,7 @@ export function reflectionCard(e: EventOf<"reflection">, markdown: MarkdownFn): 
       h("span", `jb-chip jb-chip-trigger jb-trigger-${e.trigger ?? "periodic"}`, trigger),
       h("span", "jb-confidence", meter, `confidence ${confidence}%`),
     ),
-    markdownDiv(markdown, "jb-card-body", e.reflection),
+    markdownDiv(markdown, "jb-card-body", reflectionBody(e.reflection)),
     e.suggested_action ? h("div", "jb-card-note", "Suggested: ", e.suggested_action) : null,
   );
 }

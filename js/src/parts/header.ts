@@ -117,9 +117,16 @@ export class Header {
   }
 }
 
+type Recorded = NonNullable<EventOf<"turn_end">["recorded"]>;
+
+/** A replayed turn spent nothing now: its footer shows what it cost when recorded, after
+ *  this mark (as the Markdown transcript, widgets/_lines.py RECORDED_MARK). */
+export const RECORDED_MARK = "replayed · recorded:";
+
 export class Footer {
   readonly el: HTMLDivElement;
   private usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: null as number | null, estimated: false };
+  private recorded: Recorded | null = null;
 
   constructor() {
     this.el = h("div", "jb-footer");
@@ -130,6 +137,7 @@ export class Footer {
     const u = this.usage;
     if (e.type === "turn_start") {
       this.usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: null, estimated: false };
+      this.recorded = null;
     } else if (e.type === "usage") {
       u.input += e.input_tokens ?? 0;
       u.output += e.output_tokens ?? 0;
@@ -145,6 +153,7 @@ export class Footer {
       u.cacheWrite = e.cache_creation_tokens || u.cacheWrite;
       if (e.cost_usd !== null && e.cost_usd !== undefined) u.cost = e.cost_usd;
       u.estimated = u.estimated || Boolean(e.usage_estimated);
+      this.recorded = e.recorded ?? null;
     } else {
       return;
     }
@@ -153,15 +162,33 @@ export class Footer {
 
   private paint(): void {
     const u = this.usage;
+    const r = this.recorded;
     const item = (label: string, value: string) =>
       h("span", "jb-f-item", h("span", "jb-f-label", label), h("span", "jb-f-value", value));
-    const items: HTMLElement[] = [
-      item("in", tokens(u.input)),
-      item("out", tokens(u.output)),
-      item("cache read", tokens(u.cacheRead)),
-      item("cache write", tokens(u.cacheWrite)),
-      item("cost", cost(u.cost)),
+    const figures = (x: { input: number; output: number; cacheRead: number; cacheWrite: number }, costText: string) => [
+      item("in", tokens(x.input)),
+      item("out", tokens(x.output)),
+      item("cache read", tokens(x.cacheRead)),
+      item("cache write", tokens(x.cacheWrite)),
+      item("cost", costText),
     ];
+    const spent = u.input || u.output || u.cacheRead || u.cacheWrite || u.cost;
+    const rec = r === null ? null : {
+      input: r.input_tokens ?? 0, output: r.output_tokens ?? 0, cacheRead: r.cache_read_tokens ?? 0,
+      cacheWrite: r.cache_creation_tokens ?? 0, cost: r.cost_usd ?? null,
+    };
+    const mark = (text: string) => h("span", {
+      class: "jb-f-item jb-f-recorded",
+      title: "answered from the notebook's recording: nothing was spent now; these are the figures of the run that recorded it",
+    }, text);
+    let items: HTMLElement[];
+    const recCost = rec === null || rec.cost === null ? "price unknown" : cost(rec.cost);
+    if (rec !== null && !spent) {
+      items = [mark(RECORDED_MARK), ...figures(rec, recCost)]; // a replayed turn: what it cost when recorded
+    } else {
+      items = figures(u, cost(u.cost));
+      if (rec !== null) items.push(mark("replayed part, recorded:"), ...figures(rec, recCost));
+    }
     if (u.estimated) {
       items.push(h("span", { class: "jb-f-item jb-f-estimated", title: "the server reported no usage: counted locally" }, ESTIMATED_MARK));
     }

@@ -3,7 +3,7 @@
 // from once that text is complete; the turn's answer is taken out of its last step.
 import { h } from "../dom";
 import type { EventOf } from "../protocol";
-import { renderStrategySteps, preamble, type StrategyContext } from "./strategy";
+import { renderStrategySteps, preamble, splitFinalAnswer, type StrategyContext } from "./strategy";
 import { type MarkdownFn, TextBlock } from "./text";
 import { ThinkingBlock } from "./thinking";
 import { ToolTimeline } from "./tools";
@@ -128,9 +128,23 @@ export class StepView {
       answer.innerHTML = this.opts.markdown(source);
       this.finalAnswer.el.remove();
     } else if (this.texts.length > 0) {
-      answer = h("div", "jb-answer-text");
-      for (const t of this.texts) answer.append(t.el);
       source = this.texts.map((t) => t.source).join("");
+      const labelled = splitFinalAnswer(source);
+      if (labelled !== null) {
+        // "Final Answer:" written without a strategy: the answer without its label; the
+        // text before it stays in the step.
+        source = labelled.answer;
+        answer = h("div", "jb-md");
+        answer.innerHTML = this.opts.markdown(source);
+        const before = h("div", "jb-text jb-md");
+        before.innerHTML = labelled.before ? this.opts.markdown(labelled.before) : "";
+        this.texts[0].el.replaceWith(before);
+        for (const t of this.texts.slice(1)) t.el.remove();
+        if (!labelled.before) before.remove();
+      } else {
+        answer = h("div", "jb-answer-text");
+        for (const t of this.texts) answer.append(t.el);
+      }
       this.texts = [];
     } else if (this.parsed.length > 0) {
       // Labelled text without a Final Answer: the text is the answer; its rows go.

@@ -77,3 +77,17 @@ export function preamble(text: string): string {
   const head = m === null ? "" : text.slice(0, m.index);
   return head.replace(/^\s*=+[^\n]*=+\s*$/gm, "").trim(); // ToT's "=== Decision point ===" lines
 }
+
+// A "Final Answer:" label line, decorated as models write it ("**Final Answer:**", "### Final answer:").
+const FINAL_LINE = /^\s*(?:[-*>]\s+)?(?:#+\s*)?(?:(?:\*\*|__)\s*final\s+answer\s*(?:\*\*|__)?\s*:\s*(?:\*\*|__)?|final\s+answer\s*:)[ \t]*/gim;
+
+/** Text written without a strategy that still labels its answer ("Final Answer: …", as
+ *  agent/strategies/parser.py final_answer reads it): the text before the last such line,
+ *  and the answer after it without the label; null when there is no such line. */
+export function splitFinalAnswer(text: string): { before: string; answer: string } | null {
+  let last: RegExpExecArray | null = null;
+  for (const m of text.matchAll(FINAL_LINE)) last = m as RegExpExecArray;
+  if (last === null) return null;
+  const answer = text.slice(last.index + last[0].length).trim();
+  return answer ? { before: text.slice(0, last.index).trim(), answer } : null;
+}

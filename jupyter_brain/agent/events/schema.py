@@ -329,6 +329,20 @@ class Citations(EventBase):
     web: list[dict[str, str]] = Field(default_factory=list)
 
 
+class RecordedUsage(BaseModel):
+    """What a replayed turn's calls cost when they were recorded (issue #39): shown beside the
+    turn's own figures (a replayed call costs nothing now), never added to them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_creation_tokens: int = 0
+    cost_usd: float | None = None  # at the recorded model's price; None: the catalogue has none
+    calls: int = 0  # the replayed calls
+
+
 class TurnEnd(EventBase):
     type: Literal["turn_end"] = "turn_end"
     status: TurnStatus
@@ -343,6 +357,7 @@ class TurnEnd(EventBase):
     cost_usd: float | None = None
     duration_ms: float = 0.0
     usage_estimated: bool = False  # some of the turn's usage was estimated locally
+    recorded: RecordedUsage | None = None  # a (partly) replayed turn: what the replayed calls cost when recorded
 
 
 Event = Annotated[

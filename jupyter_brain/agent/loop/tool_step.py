@@ -96,7 +96,7 @@ class ToolStep:
             event = ToolCallEnd(
                 step=step, call_id=outcome.call.id, name=outcome.call.name, status=outcome.status,
                 duration_ms=outcome.duration_ms, wave=outcome.wave,
-                result_preview=outcome.output[:RESULT_PREVIEW_CHARS], artifact=outcome.artifact,
+                result_preview=preview_of(outcome.output), artifact=outcome.artifact,
                 error=outcome.error, images=images, outputs=outcome.outputs,
             )
             emit(event)
@@ -119,3 +119,15 @@ class ToolStep:
         except KeyboardInterrupt:
             return ToolStepOutcome(finished, interrupted=True)
         return ToolStepOutcome(outcomes)
+
+
+def preview_of(text: str, limit: int = RESULT_PREVIEW_CHARS) -> str:
+    """A tool result as the views show it: whole, or cut at the last line end (else the last
+    space) before ``limit`` characters, with a ``…`` that says it goes on; never mid-word."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    cut = head.rfind("\n")
+    if cut < limit // 2:
+        cut = head.rfind(" ")
+    return (head[:cut] if cut > limit // 2 else head).rstrip() + " …"

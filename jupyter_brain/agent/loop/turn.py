@@ -53,6 +53,7 @@ from ..redact import Redactor
 from ..reflection import ReflectionResult
 from ..request_snapshot import RequestCapture
 from ..results import StepRecord, ToolCallRecord, TurnResult
+from ..strategies.parser import final_answer
 from ..tool_context import TurnEvents
 from ..turn_options import TurnOptions
 from .emitter import EventEmitter
@@ -91,7 +92,7 @@ class Turn:
         self.persisted = len(history)  # messages[:persisted] are in the event log
         self._prompt_at = len(history)  # where user_msg was last seen (see _index_of_prompt)
         self.status: TurnStatus = "completed"
-        self.final_text = ""
+        self.final_text = self.raw_text = ""
         self.error: str | None = None
         self.step = 0
         self.totals: dict[str, int] = dict.fromkeys(Usage.model_fields, 0)  # the turn's Usage, as ints
@@ -243,7 +244,9 @@ class Turn:
         self.emit(StepEnd(step=step, stop_reason=result.stop_reason, tool_calls=len(result.tool_calls),
                           stop_reason_inferred=result.stop_reason_inferred))
         if not result.tool_calls:
-            self.final_text = (result.refusal or result.text) if self.status == "refused" else result.text
+            self.raw_text = result.text  # the answer as written; final_text: without the strategy's labels
+            self.final_text = (result.refusal or result.text) if self.status == "refused" else \
+                final_answer(result.text, self.settings.reasoning_strategy)
             return False
         strategy = self.settings.reasoning_strategy
         if strategy is not None and strategy.limit_reached(self.strategy_steps, step):
@@ -403,11 +406,11 @@ class Turn:
         emit(TurnEnd(
             status=self.status, text=self.final_text, steps=len(self.steps), tool_calls=len(self.tool_calls),
             reflections=len(self.reflections), **totals, cost_usd=self.cost, duration_ms=duration * 1000,
-            usage_estimated=self.usage_estimated,
+            usage_estimated=self.usage_estimated, recorded=extra.get("recorded_usage"),
         ))
         fields: dict[str, Any] = dict(
             session_id=self.session_id, turn_id=self.turn_id, status=self.status, text=self.final_text,
-            **totals, cost_usd=self.cost, usage_estimated=self.usage_estimated, duration_s=duration, steps=self.steps, tool_calls=self.tool_calls,
+            raw_text=self.raw_text or self.final_text, **totals, cost_usd=self.cost, usage_estimated=self.usage_estimated, duration_s=duration, steps=self.steps, tool_calls=self.tool_calls,
             reflections=self.reflections, strategy_steps=self.strategy_steps, messages=messages,
             new_messages=messages[first_new:], error=self.error, system_prompt=self.system_prompt,
             local_citations=self.sources.local, web_citations=self.sources.web,

@@ -33,7 +33,7 @@ from .names import (
 if TYPE_CHECKING:
     from .base import ReasoningStrategy
     from .chain_of_thought import ChainOfThoughtStrategy
-    from .parser import FINAL_ANSWER, StrategyParser, parse_strategy_text
+    from .parser import FINAL_ANSWER, StrategyParser, final_answer, parse_strategy_text
     from .presets import STRATEGY_CLASSES, StrategyPreset, resolve_strategy
     from .react import ReActStrategy
     from .reflexion import ReflexionStrategy
@@ -64,6 +64,7 @@ _LAZY = {
     "step_from_dict": "steps",
     "StrategyParser": "parser",
     "parse_strategy_text": "parser",
+    "final_answer": "parser",
     "FINAL_ANSWER": "parser",
     "ReasoningStrategy": "base",
     "ReActStrategy": "react",
@@ -98,6 +99,7 @@ __all__ = [
     "step_from_dict",
     "StrategyParser",
     "parse_strategy_text",
+    "final_answer",
     "FINAL_ANSWER",
     "ReasoningStrategy",
     "ReActStrategy",

@@ -285,3 +285,29 @@ def parse_strategy_text(text: str, strategy: str | Strategy) -> list[StrategySte
     parser.feed(text)
     parser.finish()
     return parser.steps
+
+
+class _FinalAnswerOnly:
+    """The labels every strategy shares, for text written without a strategy."""
+
+    key = "final-answer"
+    labels: Mapping[str, str] = {FINAL_ANSWER: "final"}
+    extra_labels: Mapping[str, str] = {}
+    decision_points = False
+
+
+def final_answer(text: str, strategy: str | Strategy | None = None) -> str:
+    """The answer in a model's last text: its (last) Final Answer step, without the scaffolding
+    around it (``Thought:``, ``Observation:``, the label itself), else the text as written.
+
+    With no strategy a ``Final Answer:`` line still counts (models write it unasked, and a
+    strategy's label lives on in the history). ``TurnResult.text`` is this; the text as
+    written stays in ``TurnResult.raw_text`` and the steps."""
+    if not text or not re.search(FINAL_ANSWER, text, re.I):
+        return text
+    try:
+        steps = parse_strategy_text(text, strategy if strategy is not None else _FinalAnswerOnly())
+    except ValueError:  # a strategy without labels of its own
+        steps = parse_strategy_text(text, _FinalAnswerOnly())
+    answers = [s.text for s in steps if isinstance(s, FinalAnswer) and s.text.strip()]
+    return answers[-1] if answers else text

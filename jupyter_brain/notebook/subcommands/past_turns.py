@@ -9,7 +9,8 @@ from IPython.core.error import UsageError
 
 from ...agent.cost import SessionCostTracker
 from ...comparison_costs import comparison_lines, logged_comparison_costs, with_comparisons
-from ...turn_costs import logged_turn_costs
+from ...providers.base import Usage
+from ...turn_costs import RECORDED_MARK, logged_turn_costs, recorded_usages
 from ..budget import budget_lines
 from ..turn_numbers import numbered_events
 from ..views import agent_view, close_view
@@ -17,7 +18,10 @@ from .text import clip, count_arg
 
 
 def cmd_cost(magics: Any, rest: list[str]) -> None:
-    """Every turn of the session, from the event log: earlier kernels' turns too."""
+    """Every turn of the session, from the event log: earlier kernels' turns too.
+
+    A replayed turn spent nothing: the total counts it as $0, and its line shows what it cost
+    when it was recorded, after ``replayed · recorded:``."""
     session = magics.manager.current
     logged = logged_turn_costs(magics.manager.event_log, session.name)
     comparisons = logged_comparison_costs(magics.manager.event_log, session.name)  # %%compare: runs + judge (#27)
@@ -28,11 +32,19 @@ def cmd_cost(magics: Any, rest: list[str]) -> None:
     replaced = session.cells.table.replaced(session.name)
     tracker = SessionCostTracker()
     tracker.turns = [turn for _, turn in logged]  # the totals below, over every kernel's turns
+    recorded = recorded_usages(magics.manager.event_log, session.name)
+    recorded_cost = 0.0
     for record, turn in logged:
-        u = turn.usage
-        cost = "price unknown" if turn.cost_usd is None else f"${turn.cost_usd:.4f}"
-        print(f"turn {record.index + 1}: in {u.input_tokens:,}  out {u.output_tokens:,}  cache read {u.cache_read_tokens:,}  "
-              f"cache write {u.cache_creation_tokens:,}  {cost}  ({turn.model or '?'})"
+        u, cost, mark, then = turn.usage, turn.cost_usd, "", recorded.get(record.turn_id)
+        if then and not any(u.model_dump().values()):
+            # Replayed: nothing spent now (the total counts $0); the line shows what the turn
+            # cost when it was recorded, marked so.
+            mark, cost = RECORDED_MARK, then.get("cost_usd")
+            u = Usage(**{k: int(then.get(k) or 0) for k in Usage.model_fields})
+            recorded_cost += cost or 0.0
+        shown = "price unknown" if cost is None else f"${cost:.4f}"
+        print(f"turn {record.index + 1}: {mark}in {u.input_tokens:,}  out {u.output_tokens:,}  "
+              f"cache read {u.cache_read_tokens:,}  cache write {u.cache_creation_tokens:,}  {shown}  ({turn.model or '?'})"
               + ("  ≈ estimated (the server reported no usage)" if u.estimated else "")
               + ("  (replaced by a re-run)" if record.turn_id in replaced else ""))
         if turn.thinking_phase_calls:
@@ -44,7 +56,8 @@ def cmd_cost(magics: Any, rest: list[str]) -> None:
         print(line)
     total = with_comparisons(tracker.total_cost_usd, comparisons)
     approx = "  ≈ estimated in part" if tracker.total_usage.estimated else ""
-    print(f"total: {'price unknown' if total is None else f'${total:.4f}'}{approx}")
+    replays = f"  (spent now; the replayed turns cost ${recorded_cost:.4f} when recorded)" if recorded_cost else ""
+    print(f"total: {'price unknown' if total is None else f'${total:.4f}'}{approx}{replays}")
     print(*budget_lines(magics, session.name), sep="\n")
 
 

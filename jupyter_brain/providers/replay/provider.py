@@ -24,6 +24,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
+from ...foundation.catalog import price_for
 from ...foundation.redact import Redactor, redact_value
 from ..base import LLMProvider, Message, ProviderError, ProviderResult, StreamEvent, ToolSchema, Usage
 from ..capabilities import ExactTokenCount, ReportsFallbacks, has_native_thinking, provider_secrets
@@ -65,6 +66,7 @@ class ReplayingProvider:
         self._lock = threading.Lock()
         self.calls: list[RecordedCall] = []  # this turn's calls, replayed or live
         self.replayed_calls = 0
+        self.recorded_usage = Usage()  # what the replayed calls used when they were recorded
         self.live_calls = 0
         self.changed: str | None = None  # why the turn went live (or stopped)
         self._mismatch = ""  # the same, with where
@@ -162,6 +164,18 @@ class ReplayingProvider:
                     return self
         return self._live if self._live is not None else self
 
+    def recorded_cost(self) -> dict[str, Any] | None:
+        """What this turn's replayed calls cost when they were recorded (their tokens, and
+        their price at the recorded model's rate: None when the catalogue has none), or None
+        when nothing was replayed. It is shown beside the turn's figures, never added to them:
+        a replayed call costs nothing now."""
+        if not self.replayed_calls:
+            return None
+        usage = self.recorded_usage
+        price = price_for(self._recorded("model") or None, self._recorded("provider") or None)
+        return {**usage.model_dump(), "cost_usd": None if price is None else price.cost(usage),
+                "calls": self.replayed_calls}
+
     def exact_input_tokens(self, messages: list[Message], tools: list[ToolSchema]) -> int | None:
         """Counted by the live API only once the turn is live (a replay makes no call)."""
         if self._replaying or not isinstance(self._live, ExactTokenCount):
@@ -232,6 +246,7 @@ class ReplayingProvider:
                 self.replayed_calls += 1
                 self.calls.append(call)
                 result = call.result()
+                self.recorded_usage = self.recorded_usage + result.usage
                 self._replayed_ids.update(c.id for c in result.tool_calls)
                 return request, kind, result.model_copy(update={"usage": Usage()})
             self._replaying = False

@@ -8,6 +8,7 @@ before a call is kept (``RecordedCall.of``, ``masked``): the notebook is shared.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -18,6 +19,7 @@ from ..base import Message, ProviderResult
 from .fingerprint import RequestFingerprint, digest
 
 FORMAT_VERSION = 1
+ARGUMENTS_AS_WRITTEN = "arguments_json"  # a recorded tool call's arguments in the model's key order
 CallKind = Literal["step", "reflection", "summary"]
 
 
@@ -46,6 +48,11 @@ class RecordedCall(BaseModel):
     def of(cls, kind: CallKind, request: RequestFingerprint, result: ProviderResult,
            redact: Callable[[str], str] | None = None) -> RecordedCall:
         response = result.model_dump(mode="json", exclude_defaults=True)
+        for call in response.get("tool_calls") or []:
+            # The arguments in the model's order, as text: a saved notebook's JSON sorts the
+            # keys of every object, and a replayed call would show them in another order.
+            if isinstance(call.get("arguments"), dict) and len(call["arguments"]) > 1:
+                call[ARGUMENTS_AS_WRITTEN] = json.dumps(call["arguments"], ensure_ascii=False)
         return cls(kind=kind, fp=request.value, parts=request.parts,
                    response=redact_value(response, redact) if redact is not None else response)
 
@@ -56,7 +63,15 @@ class RecordedCall(BaseModel):
         return self if response is self.response else self.model_copy(update={"response": response})
 
     def result(self) -> ProviderResult:
-        return ProviderResult.model_validate(self.response)
+        result = ProviderResult.model_validate(self.response)
+        for call, recorded in zip(result.tool_calls, self.response.get("tool_calls") or [], strict=False):
+            written = recorded.get(ARGUMENTS_AS_WRITTEN) if isinstance(recorded, dict) else None
+            if isinstance(written, str):
+                try:
+                    call.arguments = json.loads(written)
+                except ValueError:
+                    pass
+        return result
 
 
 class TurnRecording(BaseModel):

@@ -3,7 +3,9 @@
 The provider of a notebook turn is a ``ReplayingProvider``; it records every model call
 (replayed or live) with its request's fingerprint. This plug-in writes that recording to
 the event log (a ``recording`` record: cell key, session, turn) once the turn is over, and
-says in ``TurnResult.replay`` whether the turn was replayed. It also tells the provider
+says in ``TurnResult.replay`` whether the turn was replayed, and in ``recorded_usage`` what its
+replayed calls cost when they were recorded (the view shows it; the turn's own figures, what
+it spent now, stay zero for them). It also tells the provider
 which tool calls ran (the turn's tool-call records, read once at the end rather than from
 every event, so a streamed chunk does not pass through here), so the recording knows which
 were allowed. Turns with another provider are not recorded (``for_turn`` returns None).
@@ -38,7 +40,7 @@ class RecordingHook(TurnHook):
         self.provider = provider
 
     def result_fields(self, ctx: TurnContext) -> Mapping[str, Any]:
-        return {"replay": self.provider.state}
+        return {"replay": self.provider.state, "recorded_usage": self.provider.recorded_cost()}
 
     def after_turn(self, ctx: TurnContext, result: TurnResult) -> None:
         for call in result.tool_calls:
