@@ -46,9 +46,11 @@ on_exit() {
 trap on_exit EXIT
 
 # Debian's packages: Chromium for the browser tests (never a downloaded browser build), a
-# C++ compiler for llama.cpp.
+# C++ compiler for llama.cpp, PostgreSQL's server for the team ledger's tests (tests/governance
+# start their own on a free port, as the postgres user; the package's own cluster is not used).
 missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
 command -v g++ >/dev/null || missing+=(g++)
 if [ ${#missing[@]} -gt 0 ]; then
   step "apt-get install ${missing[*]}"

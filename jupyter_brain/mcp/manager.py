@@ -60,6 +60,8 @@ class MCPManager:
         self._lock = threading.RLock()
         self._closed = False
         self.hooks = ClientHooks()
+        # Why a configured server may not connect (the admin's policy, issue #38), or None.
+        self.admit: Callable[[str], str | None] | None = None
 
     # the turn's entry point ------------------------------------------------------
     def tools(self, config_file: str | Path, report: Report | None = print) -> list[ToolSpec]:
@@ -71,6 +73,12 @@ class MCPManager:
         if not self._own_artifacts and self.artifacts.root != artifacts_root:
             self.artifacts = ArtifactStore(artifacts_root)
         configs, errors = load_servers(config_file)
+        if self.admit is not None:  # refused before any connection
+            for name in list(configs):
+                reason = self.admit(name)
+                if reason is not None:
+                    del configs[name]
+                    errors[name] = reason
         with self._lock:
             self.config_errors = errors
             self._sync(configs)

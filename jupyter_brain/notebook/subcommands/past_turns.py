@@ -16,7 +16,13 @@ from .text import clip, count_arg
 
 
 def cmd_cost(magics: Any, rest: list[str]) -> None:
-    """Every turn of the session, from the event log: earlier kernels' turns too."""
+    """Every turn of the session, from the event log: earlier kernels' turns too.
+    ``--team``: the user's teams' spending today, from the policy's shared ledger."""
+    if "--team" in rest:
+        from ..governance import kernel_governance
+
+        print(kernel_governance(magics).team_report())
+        return
     session = magics.manager.current
     logged = logged_turn_costs(magics.manager.event_log, session.name)
     comparisons = logged_comparison_costs(magics.manager.event_log, session.name)  # %%compare: runs + judge (#27)
