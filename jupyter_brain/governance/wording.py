@@ -25,7 +25,7 @@ def until(moment: datetime, now: datetime | None = None) -> str:
 
 def cap_message(reached: CapReached, user: str, source: Path, now: datetime | None = None) -> str:
     scope = reached.scope
-    whose = f"your daily cap (user '{user}')" if scope.kind == "user" else f"team '{scope.name}''s daily cap"
+    whose = f"your daily cap (user '{user}')" if scope.kind == "user" else f"the daily cap of team '{scope.name}'"
     what = "cost" if reached.unit == "usd" else "token"
     by = ""
     if scope.kind == "team" and reached.by_member:
