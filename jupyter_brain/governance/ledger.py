@@ -120,22 +120,30 @@ class Ledger:
     # inside a transaction --------------------------------------------------------------
     def _first_crossing(self, run: object, scopes: Sequence[Scope], cost_usd: float, tokens: int,
                         day: str) -> CapReached | None:
+        """One read of every member's spending of the day, then each scope's sums."""
+        if not scopes:
+            return None
+        users = sorted({u for scope in scopes for u in scope.members})
+        m = self._mark
+        marks = ", ".join([m] * len(users))
+        rows = run(f"SELECT user_name, COALESCE(SUM(cost_usd), 0), COALESCE(SUM(tokens), 0) FROM "  # type: ignore[operator]
+                   f"jupyter_brain_spending WHERE day = {m} AND user_name IN ({marks}) GROUP BY user_name",
+                   (day, *users))
+        spent = {str(u): (float(c), int(t)) for u, c, t in rows}
         for scope in scopes:
-            reached = self._crossing(run, scope, cost_usd, tokens, day)
+            reached = self._crossing(scope, spent, cost_usd, tokens, day)
             if reached is not None:
                 return reached
         return None
 
-    def _crossing(self, run: object, scope: Scope, cost_usd: float, tokens: int, day: str) -> CapReached | None:
+    @staticmethod
+    def _crossing(scope: Scope, spent: dict[str, tuple[float, int]], cost_usd: float, tokens: int,
+                  day: str) -> CapReached | None:
         caps = scope.caps
-        m = self._mark
-        marks = ", ".join([m] * len(scope.members))
-        rows = run(f"SELECT user_name, COALESCE(SUM(cost_usd), 0), COALESCE(SUM(tokens), 0) FROM "  # type: ignore[operator]
-                   f"jupyter_brain_spending WHERE day = {m} AND user_name IN ({marks}) GROUP BY user_name",
-                   (day, *scope.members))
-        by_cost = {str(u): float(c) for u, c, _ in rows}
+        rows = [(u, *spent[u]) for u in scope.members if u in spent]
+        by_cost = {u: c for u, c, _ in rows}
         spent_cost = sum(by_cost.values())
-        spent_tokens = sum(int(t) for _, _, t in rows)
+        spent_tokens = sum(t for _, _, t in rows)
         if caps.max_cost_per_day is not None and spent_cost + cost_usd > caps.max_cost_per_day:
             return CapReached(scope, "usd", spent_cost, caps.max_cost_per_day, cost_usd, day, by_cost)
         if caps.max_tokens_per_day is not None and spent_tokens + tokens > caps.max_tokens_per_day:

@@ -146,8 +146,9 @@ class PostgresBackend:
             try:
                 conn = self._connection()
                 cursor = conn.cursor()
-                for scope in sorted(set(scopes)):  # one order everywhere: no deadlock
-                    cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (scope,))
+                if scopes:  # one statement, one order everywhere (no deadlock)
+                    cursor.execute("SELECT pg_advisory_xact_lock(h) FROM (SELECT hashtextextended(k, 0) AS h "
+                                   "FROM unnest(%s::text[]) AS k ORDER BY k) AS ordered", (sorted(set(scopes)),))
             except psycopg.Error as exc:
                 self._drop()
                 raise LedgerUnavailable(f"the ledger {_safe_url(self.url)} cannot be reached: "
