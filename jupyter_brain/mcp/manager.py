@@ -349,6 +349,16 @@ async def _stop_all(connections: list[ServerConnection]) -> None:
 # the kernel's one manager -------------------------------------------------------------------
 _KERNEL: MCPManager | None = None
 _KERNEL_LOCK = threading.Lock()
+_KERNEL_ADMIT: Callable[[str], str | None] | None = None  # the admin's policy, for every manager of the kernel
+
+
+def set_kernel_admission(admit: Callable[[str], str | None] | None) -> None:
+    """Which servers the kernel's managers may start (the policy's ``mcp_servers``; None: all)."""
+    global _KERNEL_ADMIT
+    with _KERNEL_LOCK:
+        _KERNEL_ADMIT = admit
+        if _KERNEL is not None:
+            _KERNEL.admit = admit
 
 
 def kernel_manager() -> MCPManager:
@@ -357,6 +367,7 @@ def kernel_manager() -> MCPManager:
     with _KERNEL_LOCK:
         if _KERNEL is None or _KERNEL._closed:
             _KERNEL = MCPManager()
+            _KERNEL.admit = _KERNEL_ADMIT
             atexit.register(_KERNEL.shutdown)
         return _KERNEL
 

@@ -28,9 +28,9 @@ def load_governance(magics: Any) -> Governance:
         print(f"jupyter-brain: {warning}")
     # Applied with a policy; reset by a reload without one (only if those modules are loaded).
     if governance.rules is not None or "jupyter_brain.mcp.manager" in sys.modules:
-        from ..mcp.manager import kernel_manager
+        from ..mcp.manager import set_kernel_admission
 
-        kernel_manager().admit = governance.admits_server if governance.rules is not None else None
+        set_kernel_admission(governance.admits_server if governance.rules is not None else None)
     if governance.rules is not None or "jupyter_brain.tools.values_policy" in sys.modules:
         from ..tools import values_policy
 

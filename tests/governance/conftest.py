@@ -54,9 +54,9 @@ def governed_shell(tmp_path, monkeypatch) -> Iterator[Callable[..., InteractiveS
     from jupyter_brain.tools import values_policy
 
     values_policy.set_send_outputs(True)
-    from jupyter_brain.mcp.manager import kernel_manager
+    from jupyter_brain.mcp.manager import set_kernel_admission
 
-    kernel_manager().admit = None
+    set_kernel_admission(None)
     InteractiveShell.clear_instance()
 
 

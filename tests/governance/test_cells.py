@@ -146,3 +146,27 @@ def test_send_outputs_false_sends_names_types_and_shapes_only(governed_shell, wr
     assert "swordfish" not in sent
     assert "secret: str — len 25" in sent and "- y: list — len 6" in sent
     assert "send_outputs: false" in sent
+
+
+def test_an_mcp_server_outside_the_policys_list_is_never_started(governed_shell, write_policy, capsys):
+    import sys
+
+    from jupyter_brain.mcp.manager import kernel_manager, shutdown_kernel_manager
+
+    from ..mcp_client.servers import DEMO
+
+    path = write_policy({"mcp_servers": ["git"]})
+    shell = governed_shell(path)
+    try:
+        shell.run_line_magic("agent", f"mcp add demo -- {sys.executable} {DEMO}")
+        bot = ScriptedProvider(["No tools here."])
+        shell.user_ns["bot"] = bot
+        shell.run_cell_magic("agent", "--provider bot", "What colour is an apple?")
+        out = capsys.readouterr().out
+        assert f"MCP server 'demo' is not in the policy's mcp_servers ({path}): not connected" in out
+        assert "demo" not in kernel_manager().connections
+        assert not any(t["name"].startswith("demo__") for t in bot.calls[0]["tools"])
+        shutdown_kernel_manager()  # a new manager of the kernel keeps the policy
+        assert kernel_manager().admit("demo") is not None
+    finally:
+        shutdown_kernel_manager()
