@@ -73,12 +73,12 @@ def _spender(url: str, user: str, estimate: float, reserve: bool, seed: int, sta
             outcome = ledger.reserve(user, [TEAM], estimate, 0)
             if isinstance(outcome, CapReached):
                 break
-            time.sleep(rng.uniform(0.002, 0.01))  # the model call
+            time.sleep(rng.uniform(0.05, 0.2))  # the model call
             ledger.settle(outcome, real, 0)
         else:  # the baseline: look, call, record
             if sum(s.cost_usd for s in ledger.spending(list(MEMBERS)).values()) + estimate > CAP:
                 break
-            time.sleep(rng.uniform(0.002, 0.01))
+            time.sleep(rng.uniform(0.05, 0.2))
             recorded = ledger.reserve(user, [], real, 0)
             assert isinstance(recorded, int)
             ledger.settle(recorded, real, 0)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from .ledger_sql import LedgerUnavailable, backend_for, now
+from .ledger_sql import LedgerUnavailable, PostgresBackend, backend_for, now
 
 if TYPE_CHECKING:
     from .policy import DailyCaps
@@ -79,6 +79,8 @@ class Ledger:
                 *, turn_id: str = "", day: str | None = None) -> int | CapReached:
         """Record the call's most under ``user``; or what cap it would cross (nothing recorded)."""
         day = day or today()
+        if isinstance(self.backend, PostgresBackend) and not self._pending:
+            return self._reserve_in_one_statement(user, scopes, cost_usd, tokens, turn_id, day)
         m = self._mark
         outcome: int | CapReached
         with self._lock:
@@ -95,12 +97,42 @@ class Ledger:
         """The call's real use replaces its reservation (kept for later if the ledger is down)."""
         with self._lock:
             self._pending.append((reservation, float(cost_usd), int(tokens)))
+            if isinstance(self.backend, PostgresBackend) and len(self._pending) == 1:
+                try:  # one statement, one round trip
+                    self.backend.call("UPDATE jupyter_brain_spending SET cost_usd = %s, tokens = %s, settled = 1 "
+                                      "WHERE id = %s", (float(cost_usd), int(tokens), reservation))
+                    self._pending.clear()
+                except LedgerUnavailable:
+                    pass  # written before the next reservation; the reservation counts meanwhile
+                return
             try:
                 with self.backend.transaction() as run:
                     written = self._write_pending(run)
                 del self._pending[:written]
             except LedgerUnavailable:
                 pass  # written before the next reservation; the reservation counts meanwhile
+
+    def _reserve_in_one_statement(self, user: str, scopes: Sequence[Scope], cost_usd: float, tokens: int,
+                                  turn_id: str, day: str) -> int | CapReached:
+        """PostgreSQL's ``jupyter_brain_reserve``: one round trip; the sums by member are read
+        only when a cap would be crossed (for the message)."""
+        assert isinstance(self.backend, PostgresBackend)
+        members = [(i + 1, u) for i, scope in enumerate(scopes) for u in scope.members]
+        with self._lock:
+            rows = self.backend.call(
+                "SELECT * FROM jupyter_brain_reserve(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                (day, user, float(cost_usd), int(tokens), turn_id, now(), [s.lock_key for s in scopes],
+                 [i for i, _ in members], [u for _, u in members],
+                 [s.caps.max_cost_per_day for s in scopes], [s.caps.max_tokens_per_day for s in scopes]))
+        reservation, crossed, unit, spent = rows[0]
+        if reservation is not None:
+            return int(reservation)
+        scope = scopes[int(crossed) - 1]
+        by = self.spending(list(scope.members), day)
+        by_member = {u: (s.cost_usd if unit == "usd" else float(s.tokens)) for u, s in by.items()}
+        cap = scope.caps.max_cost_per_day if unit == "usd" else scope.caps.max_tokens_per_day
+        return CapReached(scope, str(unit), float(spent), float(cap or 0), cost_usd if unit == "usd" else tokens,
+                          day, {u: v for u, v in by_member.items() if v})
 
     def spending(self, users: Sequence[str], day: str | None = None) -> dict[str, Spending]:
         """Each user's spending of the day (settled, and reservations at their most)."""

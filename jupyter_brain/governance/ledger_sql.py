@@ -33,6 +33,48 @@ SCHEMA = [
 ]
 
 
+# PostgreSQL: a check-and-reserve in one statement, so one round trip (its transaction is the
+# statement's): the scopes' advisory locks in sorted order, then each scope's sums (in READ
+# COMMITTED each statement of the function sees what committed before it ran, so after the
+# locks), then the reservation. Scope i's members are ``p_member`` where ``p_member_scope`` = i.
+RESERVE_FUNCTION = """
+CREATE OR REPLACE FUNCTION jupyter_brain_reserve(
+    p_day text, p_user text, p_cost double precision, p_tokens bigint, p_turn text, p_created double precision,
+    p_locks text[], p_member_scope int[], p_member text[], p_cap_cost double precision[], p_cap_tokens bigint[])
+RETURNS TABLE (reservation bigint, crossed int, unit text, spent double precision)
+LANGUAGE plpgsql AS $fn$
+DECLARE
+    k text;
+    i int;
+    s_cost double precision;
+    s_tokens bigint;
+    new_id bigint;
+BEGIN
+    FOR k IN SELECT x FROM unnest(p_locks) AS x ORDER BY x LOOP
+        PERFORM pg_advisory_xact_lock(hashtextextended(k, 0));
+    END LOOP;
+    FOR i IN 1 .. coalesce(array_length(p_cap_cost, 1), 0) LOOP
+        SELECT COALESCE(SUM(s.cost_usd), 0), COALESCE(SUM(s.tokens), 0) INTO s_cost, s_tokens
+          FROM jupyter_brain_spending s
+         WHERE s.day = p_day AND s.user_name IN (
+               SELECT m.name FROM unnest(p_member_scope, p_member) AS m(scope, name) WHERE m.scope = i);
+        IF p_cap_cost[i] IS NOT NULL AND s_cost + p_cost > p_cap_cost[i] THEN
+            RETURN QUERY SELECT NULL::bigint, i, 'usd'::text, s_cost;
+            RETURN;
+        END IF;
+        IF p_cap_tokens[i] IS NOT NULL AND s_tokens + p_tokens > p_cap_tokens[i] THEN
+            RETURN QUERY SELECT NULL::bigint, i, 'tokens'::text, s_tokens::double precision;
+            RETURN;
+        END IF;
+    END LOOP;
+    INSERT INTO jupyter_brain_spending (day, user_name, cost_usd, tokens, settled, created_at, turn_id)
+         VALUES (p_day, p_user, p_cost, p_tokens, 0, p_created, p_turn) RETURNING id INTO new_id;
+    RETURN QUERY SELECT new_id, 0, ''::text, 0::double precision;
+END
+$fn$
+"""
+
+
 class LedgerUnavailable(RuntimeError):
     """The ledger's database cannot be reached or used (the call is refused: fail closed)."""
 
@@ -130,7 +172,7 @@ class PostgresBackend:
             except ImportError:
                 raise LedgerUnavailable("the policy's ledger is PostgreSQL, and psycopg is not installed "
                                         "(pip install 'psycopg[binary]')") from None
-            self._conn = psycopg.connect(self.url, connect_timeout=self.connect_timeout_s, autocommit=False)
+            self._conn = psycopg.connect(self.url, connect_timeout=self.connect_timeout_s, autocommit=True)
             try:
                 _ensure_schema(self, "BIGSERIAL")
             except BaseException:
@@ -146,6 +188,7 @@ class PostgresBackend:
             try:
                 conn = self._connection()
                 cursor = conn.cursor()
+                cursor.execute("BEGIN")
                 if scopes:  # one statement, one order everywhere (no deadlock)
                     cursor.execute("SELECT pg_advisory_xact_lock(h) FROM (SELECT hashtextextended(k, 0) AS h "
                                    "FROM unnest(%s::text[]) AS k ORDER BY k) AS ordered", (sorted(set(scopes)),))
@@ -160,16 +203,30 @@ class PostgresBackend:
 
             try:
                 yield run
-                conn.commit()
+                cursor.execute("COMMIT")
             except psycopg.Error as exc:
                 self._drop()
                 raise LedgerUnavailable(f"the ledger {_safe_url(self.url)} failed: {_first_line(exc)}") from None
             except BaseException:
                 try:
-                    conn.rollback()
+                    cursor.execute("ROLLBACK")
                 except psycopg.Error:
                     self._drop()
                 raise
+
+    def call(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        """One statement, its own transaction: one round trip."""
+        import psycopg
+
+        with self._lock:
+            try:
+                cursor = self._connection().cursor()
+                cursor.execute(sql, tuple(params))
+                return cursor.fetchall() if cursor.description else []
+            except psycopg.Error as exc:
+                self._drop()
+                raise LedgerUnavailable(f"the ledger {_safe_url(self.url)} cannot be reached: "
+                                        f"{_first_line(exc)}") from None
 
     def _drop(self) -> None:
         conn, self._conn = self._conn, None
@@ -188,10 +245,10 @@ def _ensure_schema(backend: SQLiteBackend | PostgresBackend, id_type: str) -> No
     """Create the tables on first use; refuse a schema newer than this code knows."""
     conn: Any = backend._conn
     if isinstance(backend, PostgresBackend):
-        with conn.cursor() as cursor:
+        with conn.transaction(), conn.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended('jupyter_brain_ledger_schema', 0))")
             _create(lambda sql, params=(): cursor.execute(sql, params), "%s", id_type, backend.url)
-        conn.commit()
+            cursor.execute(RESERVE_FUNCTION)
         return
     conn.execute("BEGIN IMMEDIATE")
     try:
