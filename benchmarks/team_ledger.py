@@ -29,11 +29,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from governance.postgres import PostgresServer  # noqa: E402
+from governance.postgres import PostgresServer
 
-from jupyter_brain.agent.cost_caps import estimate_call  # noqa: E402
-from jupyter_brain.foundation.tokens import TokenCounter  # noqa: E402
-from jupyter_brain.governance import CapReached, DailyCaps, Ledger, Scope  # noqa: E402
+from jupyter_brain.agent.cost_caps import estimate_call
+from jupyter_brain.foundation.tokens import TokenCounter
+from jupyter_brain.governance import CapReached, DailyCaps, Ledger, Scope
 
 CAP = 1.0
 MEMBERS = tuple(f"user{i}" for i in range(16))

@@ -14,7 +14,7 @@ from IPython.core.error import UsageError
 from ..providers.capabilities import provider_secrets
 from .cell_identity import cell_run
 from .code_cells import insert_code_cell
-from .governance import governance_hooks, govern_turn, governed_provider
+from .governance import govern_turn, governance_hooks, governed_provider
 from .headless import is_headless
 from .interpolate import interpolate
 from .kernel_inputs import approver_for, cell_tools, workspace_for
