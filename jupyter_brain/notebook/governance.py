@@ -77,6 +77,13 @@ def governed_provider(magics: Any, provider: Any, prog: str = "%%agent") -> Any:
     return provider
 
 
+def governed_factory(magics: Any, factory: Any, prog: str = "%%compare") -> Any:
+    """A ``(strategy, run) -> provider`` factory whose providers the policy checks as built."""
+    if kernel_governance(magics).rules is None:
+        return factory
+    return lambda strategy, run: governed_provider(magics, factory(strategy, run), prog)
+
+
 def governance_hooks(magics: Any) -> list[Any]:
     """The policy's hook for a turn (none without a policy)."""
     integration = kernel_governance(magics).integration()

@@ -23,6 +23,10 @@ class PricedBot(ScriptedProvider):
         super().__init__([{"text": a, "usage": Usage(input_tokens=1000, output_tokens=3000)} for a in answers],
                          model="claude-sonnet-4-5")
         self.max_tokens = 4096
+        self.answers = answers
+
+    def clone(self) -> PricedBot:  # each %%compare run gets its own
+        return PricedBot(self.answers)
 
 
 def team_policy(tmp_path, **extra):
@@ -170,3 +174,23 @@ def test_an_mcp_server_outside_the_policys_list_is_never_started(governed_shell,
         assert kernel_manager().admit("demo") is not None
     finally:
         shutdown_kernel_manager()
+
+
+def test_compare_runs_are_under_the_policy_too(governed_shell, write_policy, tmp_path):
+    """%%compare cannot loosen the policy: a forbidden provider is refused, and every run's
+    calls are reserved in the same ledger against the team's cap."""
+    path = write_policy(team_policy(tmp_path, allowed_providers=["anthropic"]))
+    shell = governed_shell(path, user="alice")
+    with pytest.raises(UsageError, match="provider 'openai'"):
+        shell.run_cell_magic("compare", "--strategies react --provider openai", "hi")  # a name: refused first
+    shell.user_ns["bot"] = PricedBot(["one", "two", "three", "four"])
+    try:
+        shell.run_cell_magic("compare", "--strategies react,cot --provider bot", "hello")
+    except Exception:  # noqa: BLE001 - a run stopped by the cap may fail the cell; the rows tell
+        pass
+    rows = shell.user_ns["_compare"].rows
+    assert sorted(r["status"] for r in rows) == ["budget", "completed"]  # $0.048 + a $0.064 most > $0.10
+    from jupyter_brain.governance import Ledger
+
+    spent = Ledger(f"sqlite:///{tmp_path / 'ledger.sqlite'}").spending(["alice"])["alice"]
+    assert spent.cost_usd == pytest.approx(0.048)
