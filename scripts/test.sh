@@ -131,6 +131,8 @@ step "widgets: npm ci, build"
 # tests fail, not skip, when this folder is not installed.
 step "MCP test servers: npm ci"
 (cd tests/mcp_client/npm && npm ci --no-audit --no-fund --loglevel=error)
+step "JupyterHub's proxy for tests/governance/test_hub.py: npm ci"
+(cd tests/governance/npm && npm ci --no-audit --no-fund --loglevel=error)
 
 # The JupyterLab extension (js/lab, its own node_modules; `jupyter labextension build` comes
 # from the venv's jupyterlab).
