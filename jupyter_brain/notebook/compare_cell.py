@@ -17,7 +17,7 @@ from ..comparison_costs import record_comparison_cost
 from .compare_checks import comparison_checks, namespace_guard, run_environments, without_checks
 from .compare_judge import judge_verdicts, keep_verdicts
 from .compare_replay import replaying_runs
-from .governance import governance_hooks, govern_turn, governed_factory
+from .governance import govern_turn, governance_hooks, governed_factory
 from .interpolate import interpolate
 from .options import options_for
 from .parsers import compare_parser, split_flags

@@ -21,7 +21,7 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from .compare_checks import KEPT_KERNEL_NAMES, UnavailableJudge, kernel_names
-from .governance import governance_hooks, govern_turn, governed_provider
+from .governance import govern_turn, governance_hooks, governed_provider
 from .kernel_inputs import cell_tools, workspace_for
 from .options import validated
 from .parsers import COMPARE_PERMISSIONS, UsageParser, _positive_float, _positive_int, _strategy_list, add_setting
