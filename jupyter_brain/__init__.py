@@ -102,6 +102,9 @@ def load_ipython_extension(ipython: Any) -> None:
     from .magics import AgentMagics
 
     magics = AgentMagics(shell=ipython, parent=ipython)
+    from .notebook.governance import load_governance
+
+    load_governance(magics)  # the admin's policy, read now (issue #38)
     ipython.register_magics(magics)
     ipython.events.register("post_run_cell", magics.cell_errors)  # for %agent fix
     magics.lab.start()  # a comm to the JupyterLab extension, when there is one

@@ -254,6 +254,7 @@ def run_comparison(
     checks: Sequence[Check] = (),
     environment: Callable[[str, int], RunEnvironment] | None = None,
     record: bool = True,
+    hooks: Sequence[Any] = (),
 ) -> CompareResult:
     """Run ``prompt`` under every strategy ``runs`` times, all runs at once.
 
@@ -265,6 +266,7 @@ def run_comparison(
     ``checks`` judge each run as it ends (a judge's calls share the ``--max-cost`` cap);
     ``environment(strategy, run)`` gives each run its own tools and namespace.
     ``record=False`` leaves the ``comparison`` record out (an eval set's runs: its ``eval`` record has them).
+    ``hooks``: integrations every run's harness gets (the admin's policy, issue #38).
     """
     unknown = [s for s in strategies if s not in STRATEGIES]
     if unknown or not strategies:
@@ -293,7 +295,7 @@ def run_comparison(
                 provider_factory(strategy, run), env.tools,
                 options.model_copy(update={"strategy": strategy}),
                 approver=None, workspace=env.workspace, working_directory=working_directory,
-                prompt_directory=prompt_directory, web_search=web_search,
+                prompt_directory=prompt_directory, web_search=web_search, hooks=list(hooks),
             )
             forward = None if on_event is None else (lambda e: on_event(strategy, run, e))
             result = harness.run_turn(session_id, [], prompt, on_event=forward, cancel=cancel,

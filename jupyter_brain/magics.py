@@ -86,6 +86,7 @@ class AgentMagics(Magics):
         self.lab = LabChannel(self)  # the JupyterLab extension's comm; started by %load_ext
         self.hooks: dict[str, Any] = {}  # the user's hooks for every %%agent cell (%agent hooks add NAME)
         self.provider_cache = ProviderCache()  # providers by name kept across cells (one client, one connection)
+        self.governance: Any = None  # the admin's policy (notebook/governance.py), read at %load_ext
 
     @property
     def manager(self) -> SessionManager:

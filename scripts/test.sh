@@ -46,9 +46,11 @@ on_exit() {
 trap on_exit EXIT
 
 # Debian's packages: Chromium for the browser tests (never a downloaded browser build), a
-# C++ compiler for llama.cpp.
+# C++ compiler for llama.cpp, PostgreSQL's server for the team ledger's tests (tests/governance
+# start their own on a free port, as the postgres user; the package's own cluster is not used).
 missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
 command -v g++ >/dev/null || missing+=(g++)
 if [ ${#missing[@]} -gt 0 ]; then
   step "apt-get install ${missing[*]}"
@@ -134,6 +136,8 @@ step "MCP test servers: npm ci"
 # The ACP agent tests/engines runs (issue #36): claude-code-acp, exact version in its lock.
 step "ACP test agent: npm ci"
 (cd tests/engines/npm && npm ci --no-audit --no-fund --loglevel=error)
+step "JupyterHub's proxy for tests/governance/test_hub.py: npm ci"
+(cd tests/governance/npm && npm ci --no-audit --no-fund --loglevel=error)
 
 # The JupyterLab extension (js/lab, its own node_modules; `jupyter labextension build` comes
 # from the venv's jupyterlab).

@@ -94,6 +94,7 @@ def circles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 
 BELOW_NOTEBOOK = {f"{ROOT}.session", f"{ROOT}.compare"}
+GOVERNANCE = f"{ROOT}.governance"
 
 
 def _under(name: str, prefix: str) -> bool:
@@ -143,6 +144,14 @@ def broken_rules(package: Path = PACKAGE) -> list[str]:
                 bad.append(f"{name} imports the engines (only the notebook layer runs them): {other}")
             # Settings take one route: the session and compare layers get what the notebook
             # registered (web search, tools) as arguments, never by reading its module state.
+            # governance (issue #38) sits beside agent/: it uses the agent's contract and is
+            # wired in by the notebook; nothing below the notebook reaches for it.
+            if _under(name, GOVERNANCE) and (any(_under(other, ui) for ui in UI) or other in BELOW_NOTEBOOK
+                                             or _under(other, f"{ROOT}.tools") or _under(other, f"{ROOT}.mcp")):
+                bad.append(f"{name} (governance) imports the notebook layer: {other}")
+            if _under(other, GOVERNANCE) and not _under(name, GOVERNANCE) and any(
+                    _under(name, f"{ROOT}.{below}") for below in ("agent", "providers", "foundation", "mcp", "tools")):
+                bad.append(f"{name} imports governance, which only the notebook layer wires in: {other}")
             if name in BELOW_NOTEBOOK and _under(other, f"{ROOT}.notebook"):
                 bad.append(f"{name} reads the notebook layer's state: {other}")
     return bad

@@ -47,6 +47,7 @@ class EvalHooks:
     workspace: Callable[[dict[str, Any]], Callable[[], str] | None] = lambda namespace: None
     judge: Callable[[EvalTask, AgentOptions], Check] | None = None  # a task's ``judge`` rubric
     working_directory: str = "."
+    turn_hooks: Sequence[Any] = ()  # integrations of every run (the admin's policy, issue #38)
 
 
 @dataclass
@@ -223,6 +224,7 @@ class EvalRunner:
             runs=1, event_log=self.event_log, working_directory=self.hooks.working_directory,
             checks=task_checks(task, options, self.hooks), environment=lambda strategy, run: environment,
             record=False,  # not a %%compare: %agent compare-history stays as it was; the eval record has the rows
+            hooks=self.hooks.turn_hooks,
         )
         (done,) = compared.rows
         reason = "; ".join(dict.fromkeys(done["reason"].split("; ")))  # a missing variable fails every check alike

@@ -61,6 +61,8 @@ class MCPManager:
         self._lock = threading.RLock()
         self._closed = False
         self.hooks = ClientHooks()
+        # Why a configured server may not connect (the admin's policy, issue #38), or None.
+        self.admit: Callable[[str], str | None] | None = None
 
     # the turn's entry point ------------------------------------------------------
     def tools(self, config_file: str | Path, report: Report | None = print) -> list[ToolSpec]:
@@ -72,6 +74,12 @@ class MCPManager:
         if not self._own_artifacts and self.artifacts.root != artifacts_root:
             self.artifacts = ArtifactStore(artifacts_root)
         configs, errors = load_servers(config_file)
+        if self.admit is not None:  # refused before any connection
+            for name in list(configs):
+                reason = self.admit(name)
+                if reason is not None:
+                    del configs[name]
+                    errors[name] = reason
         with self._lock:
             self.config_errors = errors
             self._sync(configs)
@@ -342,6 +350,16 @@ async def _stop_all(connections: list[ServerConnection]) -> None:
 # the kernel's one manager -------------------------------------------------------------------
 _KERNEL: MCPManager | None = None
 _KERNEL_LOCK = threading.Lock()
+_KERNEL_ADMIT: Callable[[str], str | None] | None = None  # the admin's policy, for every manager of the kernel
+
+
+def set_kernel_admission(admit: Callable[[str], str | None] | None) -> None:
+    """Which servers the kernel's managers may start (the policy's ``mcp_servers``; None: all)."""
+    global _KERNEL_ADMIT
+    with _KERNEL_LOCK:
+        _KERNEL_ADMIT = admit
+        if _KERNEL is not None:
+            _KERNEL.admit = admit
 
 
 def kernel_manager() -> MCPManager:
@@ -350,6 +368,7 @@ def kernel_manager() -> MCPManager:
     with _KERNEL_LOCK:
         if _KERNEL is None or _KERNEL._closed:
             _KERNEL = MCPManager()
+            _KERNEL.admit = _KERNEL_ADMIT
             atexit.register(_KERNEL.shutdown)
         return _KERNEL
 

@@ -16,6 +16,7 @@ from .cell_identity import cell_run
 from .code_cells import insert_code_cell
 from .conventions import ConventionsHook, cell_conventions
 from .elicitation import ElicitationTurn, kernel_elicitor
+from .governance import govern_turn, governance_hooks, governed_provider
 from .headless import is_headless
 from .interpolate import interpolate
 from .kernel_inputs import approver_for, cell_tools, workspace_for
@@ -45,7 +46,7 @@ def run_agent_cell(magics: Any, line: str, cell: str, *, interpolate_prompt: boo
     prompt = cell.strip()
     if not prompt and not args.mcp_prompt:
         raise UsageError("%%agent: write the prompt in the cell body, below the %%agent line")
-    options = options_for(magics.defaults(), args)
+    options = govern_turn(magics, options_for(magics.defaults(), args), args)  # the admin's policy (#38)
     fail_on = fail_statuses(getattr(magics, "fail_on", None))  # AgentMagics.fail_on, checked before the turn
     if options.reflect_every and options.think == "off":
         print("note: --reflect-every needs a think level; no reflection at --think off "
@@ -72,7 +73,8 @@ def run_agent_cell(magics: Any, line: str, cell: str, *, interpolate_prompt: boo
     run = cell_run(magics.shell, line, cell)  # its earlier turn leaves the history (unless --append)
     user_ns = magics.shell.user_ns if magics.shell is not None else {}
     provider = replaying_provider(magics, options, args, cell_source(line, cell), user_ns,  # recordings (#24)
-                                  lambda: resolve_provider(options, user_ns, cache=getattr(magics, "provider_cache", None)))
+                                  lambda: governed_provider(magics, resolve_provider(
+                                      options, user_ns, cache=getattr(magics, "provider_cache", None))))
     conventions = cell_conventions(magics)  # AGENTS.md and Agent Skills of the folder chain (conventions/)
     keywords = turn_keywords(options, provider.live or provider, magics.data_dir, magics.runtime,  # --top-k,
                              agent_skills=conventions.skills)  # --citations, --skill
@@ -106,7 +108,8 @@ def run_agent_cell(magics: Any, line: str, cell: str, *, interpolate_prompt: boo
             **memory_roles(manager, options.memory, provider),  # AgentMagics.memory
             hooks=[*getattr(magics, "hooks", {}).values(),  # %agent hooks add NAME
                    MCPCellHook(mcp_inputs, sampling),  # --resource as context; the sampler's card
-                   ConventionsHook(conventions)],  # the agents_md and skills layers, load_skill
+                   ConventionsHook(conventions),  # the agents_md and skills layers, load_skill
+                   *governance_hooks(magics)],  # the policy at every model call: provider, daily caps
         )
         if harness.redactor is not None and hasattr(view, "redact"):
             view.redact = harness.redactor  # also masks the configured keys' values

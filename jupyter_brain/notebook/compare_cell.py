@@ -17,6 +17,7 @@ from ..comparison_costs import record_comparison_cost
 from .compare_checks import comparison_checks, namespace_guard, run_environments, without_checks
 from .compare_judge import judge_verdicts, keep_verdicts
 from .compare_replay import replaying_runs
+from .governance import govern_turn, governance_hooks, governed_factory
 from .interpolate import interpolate
 from .options import options_for
 from .parsers import compare_parser, split_flags
@@ -44,11 +45,11 @@ def run_compare_cell(magics: Any, line: str, cell: str) -> None:
         raise UsageError(f"%%compare: --out needs a variable name, got {args.out!r}")
     if not cell.strip():
         raise UsageError("%%compare: write the prompt in the cell body, below the %%compare line")
-    options = options_for(magics.defaults(), args, "%%compare")
+    options = govern_turn(magics, options_for(magics.defaults(), args, "%%compare"), args, "%%compare")  # policy (#38)
     fail_on = fail_statuses(getattr(magics, "fail_on", None))  # AgentMagics.fail_on, checked before the runs
     user_ns = magics.shell.user_ns if magics.shell is not None else {}
     factory = replaying_runs(magics, options, args, without_checks(line), cell, args.strategies, args.runs,  # (#24)
-                             lambda: compare_providers(options, args.strategies, user_ns))
+                             lambda: governed_factory(magics, compare_providers(options, args.strategies, user_ns)))
     prompt = interpolate(cell.strip(), user_ns)
     args.check_timeout = args.check_timeout or getattr(magics, "check_timeout", None)  # AgentMagics.check_timeout
     verdicts = judge_verdicts(magics, options, args)  # a judge's recorded verdicts (#27)
@@ -63,6 +64,7 @@ def run_compare_cell(magics: Any, line: str, cell: str) -> None:
             working_directory=os.getcwd(), prompt_directory=prompt_directory(magics.runtime),
             web_search=registered_web_search(),  # @jupyter_brain.web_search
             checks=checks, environment=run_environments(magics, user_ns, no_copy=args.no_copy),  # its own copy
+            hooks=governance_hooks(magics),  # the policy at every model call of every run (#38)
         )
         result.namespace_changes = changed_since()  # DSEval's "namespace intact"
         record_comparison_cost(event_log, magics.manager.current.name, result)  # %agent cost: runs + judge (#27)

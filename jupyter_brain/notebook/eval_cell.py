@@ -21,6 +21,7 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from .compare_checks import KEPT_KERNEL_NAMES, UnavailableJudge, kernel_names
+from .governance import govern_turn, governance_hooks, governed_provider
 from .kernel_inputs import cell_tools, workspace_for
 from .options import validated
 from .parsers import COMPARE_PERMISSIONS, UsageParser, _positive_float, _positive_int, _strategy_list, add_setting
@@ -101,14 +102,15 @@ def run_eval_command(magics: Any, rest: list[str]) -> Any:
     defaults = {**magics.defaults(), **{k: v for k, v in vars(args).items()
                                         if k in ("provider", "model", "permission", "max_steps", "timeout", "replay")
                                         and v is not None}}
-    options_of = {c.name: validated({**defaults, **c.flags}, f"{PROG}: config {c.name}") for c in configs}
+    options_of = {c.name: govern_turn(magics, validated({**defaults, **c.flags}, f"{PROG}: config {c.name}"), args, PROG)
+                  for c in configs}  # the admin's policy (#38)
     shell = magics.shell
     user_ns = shell.user_ns if shell is not None else {}
     checked: dict[str, Any] = {}
 
     def live(config: Any) -> Any:
         if config.name not in checked:  # resolved (and checked) once per config, cloned per run
-            checked[config.name] = resolve_provider(options_of[config.name], user_ns, PROG)
+            checked[config.name] = governed_provider(magics, resolve_provider(options_of[config.name], user_ns, PROG), PROG)
         return clone_provider(checked[config.name])
 
     mode = replay_mode(options_of[configs[0].name], args)  # --replay/--rerun, else the kernel's
@@ -120,7 +122,7 @@ def run_eval_command(magics: Any, rest: list[str]) -> Any:
         options=lambda c: options_of[c.name], provider=recordings, namespace=_namespace_copies(shell, user_ns),
         tools=lambda ns: cell_tools(ns, lambda: None),  # throw-away runs: their writes are not checkpointed
         workspace=lambda ns: workspace_for(ns, magics.workspace_tokens, magics.workspace_dir),
-        judge=_judge(args, defaults, user_ns), working_directory=os.getcwd())
+        judge=_judge(args, defaults, user_ns), working_directory=os.getcwd(), turn_hooks=governance_hooks(magics))
     runner = EvalRunner(tasks, configs, hooks, event_log=magics.manager.event_log, runs=args.runs,
                         max_cost=args.max_cost)
     view = eval_view(shell, runner.result)

@@ -39,6 +39,7 @@ from jupyter_brain.agent.tools import ToolError, ToolSpec, tool
 
 from . import rich_output
 from .figures import _close_new_figures, _figure_images, _figure_note, _figure_numbers
+from .values_policy import HIDDEN_NOTE, send_outputs, shape_only
 
 OUTPUT_HEAD_CHARS = 4_000
 OUTPUT_TAIL_CHARS = 2_000
@@ -64,10 +65,29 @@ def python_tools(namespace: dict[str, Any], *, timeout_s: float = 60) -> list[To
         """Run Python in the user's namespace, like a new cell (variables persist). Returns the
         output, the last expression's value, figures as images, or the traceback.
         """
+        if not send_outputs():  # the admin's policy: names, types and shapes only
+            return execute_without_values(code, namespace, timeout_s=limit)
         result = execute_rich(code, namespace, timeout_s=limit)
         return result if (result.images or result.outputs) else result.text  # plain text unless rich
 
     return [run_python]
+
+
+def execute_without_values(code: str, namespace: dict[str, Any], *, timeout_s: float = 60) -> str:
+    """Run ``code``; say whether it worked and which variables it made or changed (names,
+    types, shapes), never its output, values or traceback text."""
+    before = {name: id(value) for name, value in namespace.items()}
+    try:
+        result = execute_rich(code, namespace, timeout_s=timeout_s)
+    except ToolError as exc:
+        last = str(exc).strip().splitlines()[-1:] or ["error"]
+        kind = last[0].split(":", 1)[0]
+        raise ToolError(f"The code failed ({kind}); the output and traceback are not sent ({HIDDEN_NOTE}).") from None
+    changed = [name for name, value in namespace.items()
+               if not name.startswith("_") and before.get(name) != id(value)]
+    lines = [f"Ran. Output not sent ({len(result.text)} characters, {len(result.images)} figures; {HIDDEN_NOTE})."]
+    lines += [f"- {name}: {type(namespace[name]).__name__} — {shape_only(namespace[name])}" for name in changed[:40]]
+    return "\n".join(lines)
 
 
 def execute(code: str, namespace: dict[str, Any], *, timeout_s: float = 60) -> str:

@@ -34,6 +34,13 @@ from .help_text import SUBCOMMANDS, cmd_help
 
 Handler = Callable[[Any, list[str]], None]
 
+
+def cmd_policy(magics: Any, rest: list[str]) -> None:
+    """The admin's policy in force and the file it came from (issue #38)."""
+    from ..governance import kernel_governance
+
+    print(kernel_governance(magics).describe())
+
 # Keys with "_" for "-": `%agent compare-best` and `%agent compare_best` are the same.
 HANDLERS: dict[str, Handler] = {
     "status": status.cmd_status,
@@ -63,6 +70,7 @@ HANDLERS: dict[str, Handler] = {
     "fix": fix.cmd_fix,
     "skills": skills.cmd_skills,
     "hooks": hooks.cmd_hooks,
+    "policy": cmd_policy,
     "eval": evals.cmd_eval,
     "export_test": export_test.cmd_export_test,
     "help": cmd_help,

@@ -21,7 +21,13 @@ def cmd_cost(magics: Any, rest: list[str]) -> None:
     """Every turn of the session, from the event log: earlier kernels' turns too.
 
     A replayed turn spent nothing: the total counts it as $0, and its line shows what it cost
-    when it was recorded, after ``replayed · recorded:``."""
+    when it was recorded, after ``replayed · recorded:``. ``--team``: the user's teams'
+    spending today, from the policy's shared ledger."""
+    if "--team" in rest:
+        from ..governance import kernel_governance
+
+        print(kernel_governance(magics).team_report())
+        return
     session = magics.manager.current
     logged = logged_turn_costs(magics.manager.event_log, session.name)
     comparisons = logged_comparison_costs(magics.manager.event_log, session.name)  # %%compare: runs + judge (#27)

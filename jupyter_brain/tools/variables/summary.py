@@ -17,7 +17,12 @@ SUMMARY_CHARS = 160
 
 
 def summarize(value: Any) -> str:
-    """A one-line description: shape and columns, length, or a short repr."""
+    """A one-line description: shape and columns, length, or a short repr (only the
+    shape, length or type under a policy with ``send_outputs: false``)."""
+    from ..values_policy import send_outputs, shape_only
+
+    if not send_outputs():
+        return clip(shape_only(value), SUMMARY_CHARS)
     try:
         text = _summarize(value)
     except Exception as exc:  # noqa: BLE001 - user objects may raise anything; the listing goes on

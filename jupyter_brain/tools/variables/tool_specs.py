@@ -9,6 +9,7 @@ from pydantic import Field
 
 from jupyter_brain.agent.tools import ToolSpec, tool
 
+from ..values_policy import HIDDEN_NOTE, send_outputs, shape_only
 from .access_path import resolve_access_path
 from .describe import describe
 from .kinds import is_callable_definition, type_name
@@ -68,6 +69,8 @@ def variable_tools(namespace: dict[str, Any]) -> list[ToolSpec]:
             rows: preview rows.
         """
         value = resolve_access_path(namespace, name)
+        if not send_outputs():  # the admin's policy: names, types and shapes only
+            return f"{name.strip()}: {type_name(value)} — {shape_only(value)} ({HIDDEN_NOTE})"
         return describe(name.strip(), value, rows)
 
     return [list_variables, inspect_variable]
