@@ -38,6 +38,7 @@ const labView = {
   },
   outdir: resolve(here, "lab", "view"),
   minify: false,
+  splitting: true, // the two share the renderer: one chunk, not two copies in the extension
 };
 
 if (process.argv.includes("--watch")) {

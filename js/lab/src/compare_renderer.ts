@@ -26,6 +26,7 @@ export class CompareRenderer extends Widget implements IRenderMime.IRenderer {
   constructor(private readonly _markBest?: MarkBest) {
     super();
     this.addClass('jb-compare-output');
+    this.node.dataset.mimeType = COMPARE_MIME; // as JupyterLab's own renderers: tests and styles find it
   }
 
   async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
