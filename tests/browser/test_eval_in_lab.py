@@ -74,7 +74,8 @@ def test_eval_shows_progress_streaming_rows_rates_and_the_plot(lab, page):
     assert size[0] > 300 and size[1] > 200 and size[2], size
     failures = output.locator(".jb-eval").nth(1).inner_text()
     assert "product" in failures and "expected '42'" in failures and "the answer's numbers: 43" in failures
-    assert output.inner_text().count("the answer's numbers: 43") == 2  # each failed run's reason once (2 runs)
+    shown = "".join(output.locator(".jb-eval").all_inner_texts())
+    assert shown.count("the answer's numbers: 43") == 2  # each failed run's reason once (2 runs)
     assert not output.locator(".jb-eval details").first.evaluate("d => d.open")  # every run: folded
     assert output.locator(".jp-OutputArea-executeResult table.dataframe").count() == 1  # the DataFrame
     wait_layout_stable(page, ".jp-Cell")
