@@ -107,11 +107,15 @@ def _task_reply(task: str, strategy: str, messages: list[Message], start: int) -
 
 
 def _question_reply(messages: list[Message], start: int) -> Any:
+    """The closing question runs without a strategy: plain prose, no ReAct labels; the listing
+    cuts each reason at a word, with an ellipsis."""
     printed = [str(m.get("content", "")) for m in messages[start:] if m.get("role") == "tool"]
     if not printed:
-        return _run("for r in results[results.passed == False].itertuples():\n"
-                    "    print(f'{r.task} × {r.config}: {r.reason[:70]}')", "I will list the failed runs.")
-    return ("Final Answer: chain-of-thought fails every task: it never runs code, so no variable it was asked for "
+        return {"text": "I will list the failed runs.", "tool_calls": [{"name": "run_python", "arguments": {"code": (
+            "import textwrap\n"
+            "for r in results[results.passed == False].itertuples():\n"
+            "    print(f'{r.task} × {r.config}: {textwrap.shorten(r.reason, 70, placeholder=\" …\")}')")}}]}
+    return ("Chain-of-thought fails every task: it never runs code, so no variable it was asked for "
             "exists and its numbers are guesses. ReAct cut the age groups at the wrong edges (30 and 60 went "
             "to the older group); without a strategy the missing temperatures were filled with the mean, "
             "not the median. The failed runs:\n```\n" + printed[-1].strip() + "\n```")

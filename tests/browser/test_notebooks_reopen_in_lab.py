@@ -29,7 +29,9 @@ VIEWS = ".jb-agent-view, .jb-compare-view, .jb-eval"
 
 # Every box inside an output whose content is cut off with no way to reach it: content wider
 # than a box that hides its overflow, or a box reaching past its cell's right edge with no
-# scrolling box between them. Text cut with an ellipsis on purpose does not count.
+# scrolling box between them. JupyterLab's output box itself scrolls sideways, but its scroll
+# bar sits at the bottom of the output: below a tall view nobody sees it, so it counts only
+# for an output shorter than the screen. Text cut with an ellipsis on purpose does not count.
 CLIPPED_JS = """() => {
     const found = [];
     const name = (el) => el.tagName.toLowerCase() + (el.className && typeof el.className === 'string'
@@ -52,7 +54,9 @@ CLIPPED_JS = """() => {
             let scrolls = false;
             for (let p = el.parentElement; p && p !== cell; p = p.parentElement) {
                 const o = getComputedStyle(p).overflowX;
-                if (o === 'auto' || o === 'scroll') { scrolls = true; break; }
+                const seen = p.closest('.jp-OutputArea-output') !== p || p.clientHeight < innerHeight;
+                if ((o === 'auto' || o === 'scroll') && seen) { scrolls = true; break; }
+                if (p === area) break;
             }
             if (!scrolls) found.push(`${name(el)}: reaches ${Math.round(right - edge)}px past its cell, no scroll`);
         }
@@ -111,17 +115,22 @@ def _save(page, path: Path) -> dict:
 
 
 def _screenshots(page, name: str) -> None:
-    """The reopened notebook's first screen, then each of its views (a tall one whole)."""
+    """The reopened notebook's first screen, then each of its views whole: the window grows to
+    the view's height for its picture (an element's own screenshot stops at the notebook's
+    scrolling panel), then back to 1400×1000."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.locator(".jp-Cell").first.scroll_into_view_if_needed()
     wait_layout_stable(page, ".jp-Cell")
     page.screenshot(path=str(SCREENSHOTS / f"reopened_{name}_top.png"))
-    views = page.locator(".jp-OutputArea-output").filter(has=page.locator(VIEWS))
+    views = page.locator(".jp-Cell").filter(has=page.locator(VIEWS))
     for i in range(views.count()):
-        view = views.nth(i)
-        view.scroll_into_view_if_needed()
+        cell = views.nth(i)
+        height = cell.evaluate("c => c.getBoundingClientRect().height")
+        page.set_viewport_size({"width": 1400, "height": int(min(max(1000, height + 200), 4000))})
+        cell.evaluate("c => c.scrollIntoView({block: 'start'})")
         wait_layout_stable(page, ".jp-Cell")
-        view.screenshot(path=str(SCREENSHOTS / f"reopened_{name}_view{i + 1}.png"))
+        page.screenshot(path=str(SCREENSHOTS / f"reopened_{name}_view{i + 1}.png"))
+    page.set_viewport_size({"width": 1400, "height": 1000})
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
