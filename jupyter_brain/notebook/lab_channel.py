@@ -282,7 +282,8 @@ class LabChannel:
         from ..compare import record_decision
 
         comparison_id, strategy = str(data.get("comparison_id") or ""), str(data.get("strategy") or "")
-        run = data.get("run") if isinstance(data.get("run"), int) else 1
+        given = data.get("run")
+        run = given if isinstance(given, int) else 1
         log = self.magics.manager.event_log
         known = next((c for c in log.records("comparison") if c.get("comparison_id") == comparison_id), None)
         if known is None:

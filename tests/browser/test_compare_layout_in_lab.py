@@ -11,8 +11,15 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import (copy_notebook, copy_tree, open_and_run, run_compare, screenshot, wait_idle_after_run,
-                       wait_layout_stable)
+from .conftest import (
+    copy_notebook,
+    copy_tree,
+    open_and_run,
+    run_compare,
+    screenshot,
+    wait_idle_after_run,
+    wait_layout_stable,
+)
 
 pytestmark = pytest.mark.browser
 

@@ -18,8 +18,19 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import (CALL_FAILED, FAILURES, NOTEBOOKS, SCREENSHOTS, TEST_KERNEL, WAIT_MS, copy_tree, open_notebook, run_command,
-                       wait_idle_after_run, wait_layout_stable)
+from .conftest import (
+    CALL_FAILED,
+    FAILURES,
+    NOTEBOOKS,
+    SCREENSHOTS,
+    TEST_KERNEL,
+    WAIT_MS,
+    copy_tree,
+    open_notebook,
+    run_command,
+    wait_idle_after_run,
+    wait_layout_stable,
+)
 
 pytestmark = pytest.mark.browser
 
