@@ -119,6 +119,21 @@ def _no_trouble(page, when: str) -> None:
     assert clipped == [], f"{when}: clipped content: {clipped}"
 
 
+_NEXT = """() => document.querySelector('.jb-approval.jb-pending .jb-approve') ? 'approve'
+    : (window.__jbRun && window.__jbRun.done ? 'done' : false)"""
+_DECIDED = "n => document.querySelectorAll('.jb-approval:not(.jb-pending)').length > n"
+
+
+def _run_all(page) -> None:
+    """Run All as the reader does: an approval card (safety_and_undo's ask mode) gets Approve."""
+    run_command(page, "notebook:run-all-cells")
+    while page.wait_for_function(_NEXT).json_value() == "approve":
+        decided = page.locator(".jb-approval:not(.jb-pending)").count()
+        page.locator(".jb-approval.jb-pending .jb-approve").first.click()
+        page.wait_for_function(_DECIDED, arg=decided)
+    wait_idle_after_run(page)
+
+
 def _save(page, path: Path) -> dict:
     page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
     page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty")
@@ -151,8 +166,7 @@ def test_example_notebook_runs_saves_and_reopens_readable(lab, wide_page, name):
     path = _copy_examples(root, name)
     open_notebook(page, base, path.name)
     _show_file_browser(page)
-    run_command(page, "notebook:run-all-cells")
-    wait_idle_after_run(page)
+    _run_all(page)
     _no_trouble(page, "after Run All")
 
     saved = _save(page, path)

@@ -212,7 +212,7 @@ export class CompareRenderer {
         group.add(col.run, view);
       }
     }
-    this.columnsEl.style.setProperty("--jb-compare-count", String(this.strategies.size));
+    this.columnsEl.dataset.count = String(this.strategies.size); // compare.css balances the rows by it
     for (const [key, view] of this.columns) {
       view.finished(state.rows.find((r) => `${r.strategy}#${r.run}` === key), state.trees[key]);
       view.el.classList.toggle("jb-compare-best", state.winner !== "" && view.el.dataset.strategy === state.winner);
