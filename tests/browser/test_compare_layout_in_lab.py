@@ -94,7 +94,7 @@ def _theme(page, name: str) -> None:
     wait_layout_stable(page, ".jp-NotebookPanel")
 
 
-def test_compare_columns_align_scroll_and_highlight_the_winner(lab, page):
+def test_compare_columns_wrap_uncut_and_highlight_the_winner(lab, page):
     base, root = lab
     view = run_compare(page, base, root, "compare_layout.ipynb", [SETUP, COMPARE, AGENT])
     # The summary table comes first, above the columns.
