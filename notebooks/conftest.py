@@ -66,16 +66,18 @@ if IPyNbFile is not None and not getattr(IPyNbFile.get_kernel_message, "applies_
 
 
 # A finished %%agent turn's output also carries application/vnd.jupyter-brain.turn+json
-# (#24: what the JupyterLab extension draws). It holds the same turn as the compared
-# text/markdown, plus event timestamps and ids that differ on every run: nbval skips it, as
-# it skips a widget's model id.
+# (#24: what the JupyterLab extension draws), a finished %%compare's
+# application/vnd.jupyter-brain.compare+json (#40). Each holds the same turn or comparison as
+# the compared text/markdown, plus event timestamps, ids and wall times that differ on every
+# run: nbval skips them, as it skips a widget's model id.
 TURN_MIME = "application/vnd.jupyter-brain.turn+json"
+COMPARE_MIME = "application/vnd.jupyter-brain.compare+json"
 
 
 def _skipping_turn_json(init: Any) -> Any:
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         init(self, *args, **kwargs)
-        self.skip_compare = (*self.skip_compare, TURN_MIME)
+        self.skip_compare = (*self.skip_compare, TURN_MIME, COMPARE_MIME)
 
     return __init__
 

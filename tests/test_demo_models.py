@@ -107,3 +107,22 @@ def test_a_reflection_goes_to_the_script_of_its_turn(offline):
     reflection = [{"role": "system", "kind": "reflection", "content": "reflect"}, {"role": "user", "content": "Task"}]
     assert model.generate(reflection, []).text == "reflected"
     assert model.clone() is not model and isinstance(model.clone(), demo_models.ScriptedByPrompt)
+
+
+def test_the_eval_notebooks_closing_answer_is_prose_and_its_listing_ends_at_a_word(offline):
+    """#40: the closing %%agent cell of evals.ipynb runs without a strategy: no "Final Answer:"
+    label, and the code it runs shortens each reason at a word, with an ellipsis."""
+    import textwrap
+
+    model = demo_models.eval_model()
+    question = "Which runs of `results` failed, and why? Be brief."
+    messages = [{"role": "system", "content": "You are jupyter-brain."}, {"role": "user", "content": question}]
+    first = model.generate(messages, [])
+    (call,) = first.tool_calls
+    assert "Thought:" not in first.text and "textwrap.shorten" in call.arguments["code"]
+    reason = "check: (people.age_group == 'senior').sum() == (people.age >= 60).sum() is np.False_"
+    assert textwrap.shorten(reason, 70, placeholder=" …").endswith("(people.age >= …")
+    messages += [{"role": "assistant", "content": first.text},
+                 {"role": "tool", "content": "age-groups × react: check: … …", "tool_call_id": "c1"}]
+    answer = model.generate(messages, []).text
+    assert answer.startswith("Chain-of-thought fails every task") and "Final Answer" not in answer

@@ -1,10 +1,13 @@
-"""What ``%agent eval`` shows: a progress bar with the rows streaming into a table while it
-runs; then the per-config success rates (95 % Wilson interval) with mean tokens, cost and
-time, the success-rate-vs-cost figure with its Pareto front, and the failed runs' reasons.
+"""What ``%agent eval`` shows: a progress bar with the latest rows streaming into a table
+while it runs; then, in reading order (issue #40), the per-config success rates (95 % Wilson
+interval) with mean tokens, cost and time, the success-rate-vs-cost figure with its Pareto
+front, the failed runs' reasons (each once), and every run's row folded away.
 
 In a kernel the progress is one display (HTML ``<progress>`` and a table, a text fallback),
-updated in place by its display id: JupyterLab redraws it, nbclient and nbconvert save its
-last state. Without a kernel (terminal IPython) each finished run is one printed line.
+updated in place by its display id, and at the end replaced by the summary: JupyterLab
+redraws it, nbclient and nbconvert save its last state. Every display is plain HTML and
+text (no widget), so a saved notebook reads the same anywhere, trusted or not. Without a
+kernel (terminal IPython) each finished run is one printed line.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from ..evals.checks import one_line
 from ..widgets._format import duration
 
 RESULT = {True: "pass", False: "FAIL", None: "–"}
+LIVE_ROWS = 10  # the rows a running eval shows (the latest); all of them are in the DataFrame
 
 
 def eval_view(shell: Any, result: Any) -> Any:
@@ -51,9 +55,9 @@ def stop_notice(result: Any) -> str:
 
 
 def row_line(index: int, total: int, row: dict[str, Any]) -> str:
-    why = f" — {row['reason']}" if row["passed"] is False and row["reason"] else ""
+    """One finished run; why it failed is said once, in the failures at the end."""
     return one_line(f"[{index}/{total}] {row['task']} × {row['config']} #{row['repeat']}: {RESULT[row['passed']]} "
-                    f"({row['status']}, {_tokens(row['input_tokens'])}/{_tokens(row['output_tokens'])} tokens){why}",
+                    f"({row['status']}, {_tokens(row['input_tokens'])}/{_tokens(row['output_tokens'])} tokens)",
                     300)
 
 
@@ -98,12 +102,15 @@ def _cell(value: Any, cls: str = "") -> str:
 
 
 class EvalDisplay:
-    """The kernel's live display: a progress bar and the rows so far, updated in place."""
+    """The kernel's live display: a progress bar and the latest rows, updated in place; at
+    the end the summary takes its place, then the figure, the failures and every run."""
 
     STYLE = ("<style>.jb-eval table{border-collapse:collapse;font-size:12px}.jp-RenderedHTMLCommon .jb-eval td,"
              ".jp-RenderedHTMLCommon .jb-eval th,.jb-eval td,.jb-eval th{padding:2px 8px;"
              "border-bottom:1px solid #ddd;text-align:left;white-space:nowrap}.jb-eval .fail{color:#b00020}"
-             ".jb-eval .pass{color:#1b7f3b}.jb-eval progress{width:240px;vertical-align:middle}</style>")
+             ".jp-RenderedHTMLCommon .jb-eval td.why,.jb-eval td.why{white-space:normal;min-width:16em}"
+             ".jb-eval .pass{color:#1b7f3b}.jb-eval progress{width:240px;vertical-align:middle}"
+             ".jb-eval summary{cursor:pointer}</style>")
 
     def __init__(self, result: Any) -> None:
         from IPython.display import display
@@ -111,23 +118,25 @@ class EvalDisplay:
         self.result = result
         self.handle = display(self._bundle(), raw=True, display_id=True)
 
-    def _bundle(self, done: bool = False) -> dict[str, Any]:
+    def _head(self, done: bool) -> tuple[str, str]:
         r = self.result
         count, total = len(r.rows), r.planned
         state = stop_notice(r) or ("finished" if done else "running")
-        head = (f"<div class='jb-eval' aria-busy='{str(not done).lower()}'>{self.STYLE}"
-                f"<b>eval {html.escape(r.name)}</b> <progress value='{count}' max='{total}'></progress> "
-                f"{count}/{total} runs · {html.escape(state)}")
-        rows = "".join(
-            "<tr>" + _cell(x["task"]) + _cell(x["config"]) + _cell(x["repeat"]) + _cell(x["status"])
-            + _cell(RESULT[x["passed"]], {True: "pass", False: "fail"}.get(x["passed"], ""))
-            + _cell(_tokens(x["input_tokens"])) + _cell(_tokens(x["output_tokens"])) + _cell(x["reason"] or "")
-            + "</tr>" for x in r.rows)
-        table = ("<table><tr><th>task</th><th>config</th><th>run</th><th>status</th><th>result</th>"
-                 f"<th>tokens in</th><th>tokens out</th><th>why it failed</th></tr>{rows}</table></div>")
         bar = "#" * round(20 * count / total) if total else ""
-        text = f"eval {r.name}: {count}/{total} runs [{bar:<20}] {state}"
-        return {"text/html": head + table, "text/plain": text}
+        html_head = (f"<b>eval {html.escape(r.name)}</b> <progress value='{count}' max='{total}'></progress> "
+                     f"{count}/{total} runs · {html.escape(state)}")
+        return html_head, f"eval {r.name}: {count}/{total} runs [{bar:<20}] {state}"
+
+    def _bundle(self) -> dict[str, Any]:
+        """While it runs: the progress and the latest ``LIVE_ROWS`` rows."""
+        rows = self.result.rows
+        head, text = self._head(done=False)
+        latest = rows[-LIVE_ROWS:]
+        earlier = f"<p>… and {len(rows) - len(latest)} earlier runs</p>" if len(rows) > len(latest) else ""
+        table = ("<table><tr><th>task</th><th>config</th><th>run</th><th>status</th><th>result</th>"
+                 f"<th>tokens in</th><th>tokens out</th><th>why it failed</th></tr>{_run_rows(latest, True)}</table>")
+        return {"text/html": f"<div class='jb-eval' aria-busy='true'>{self.STYLE}{head}{table}{earlier}</div>",
+                "text/plain": text}
 
     def row(self, row: dict[str, Any]) -> None:
         self.handle.update(self._bundle(), raw=True)
@@ -135,25 +144,39 @@ class EvalDisplay:
     def finish(self, result: Any, metadata: dict[str, Any] | None = None) -> None:
         from IPython.display import display
 
-        self.handle.update(self._bundle(done=True), raw=True, metadata=metadata or {})
         notice = stop_notice(result)
         if notice:
             print(notice)
-        display(summary_bundle(result), raw=True)
+        head, text = self._head(done=True)
+        summary = summary_bundle(result, head, text)
+        self.handle.update(summary, raw=True, metadata=metadata or {})
         _show_figure(result)
         display(failures_bundle(result), raw=True)
+        if result.rows:
+            display(runs_bundle(result), raw=True)
 
 
-def summary_bundle(result: Any) -> dict[str, Any]:
+def _run_rows(rows: list[dict[str, Any]], why: bool) -> str:
+    return "".join(
+        "<tr>" + _cell(x["task"]) + _cell(x["config"]) + _cell(x["repeat"]) + _cell(x["status"])
+        + _cell(RESULT[x["passed"]], {True: "pass", False: "fail"}.get(x["passed"], ""))
+        + _cell(_tokens(x["input_tokens"])) + _cell(_tokens(x["output_tokens"]))
+        + (_cell(one_line(x["reason"] or "", 160), "why") if why else "") + "</tr>" for x in rows)
+
+
+def summary_bundle(result: Any, head: str = "", head_text: str = "") -> dict[str, Any]:
+    """The eval's first output once it ends: its progress line, then each config's success."""
     rows = "".join(
         "<tr>" + _cell(s["config"]) + _cell(rate_text(s)) + _cell(_tokens(s["input_tokens"]))
         + _cell(_tokens(s["output_tokens"]))
         + _cell(_money(s["cost_usd"]) + ("" if s["seconds"] is None else f" · {duration(1000 * s['seconds'])}"))
         + "</tr>" for s in result.summary())
-    table = (f"<div class='jb-eval'>{EvalDisplay.STYLE}<b>success rate per config</b> (95 % Wilson interval; "
-             f"means per run)<table><tr><th>config</th><th>success</th><th>tokens in</th><th>tokens out</th>"
-             f"<th>cost · time</th></tr>{rows}</table></div>")
-    plain = "\n".join(f"{s['config']}: {rate_text(s)}" for s in result.summary())
+    lead = f"{head}<br>" if head else ""
+    table = (f"<div class='jb-eval' aria-busy='false'>{EvalDisplay.STYLE}{lead}<b>success rate per config</b> "
+             f"(95 % Wilson interval; means per run)<table><tr><th>config</th><th>success</th><th>tokens in</th>"
+             f"<th>tokens out</th><th>cost · time</th></tr>{rows}</table></div>")
+    plain = "\n".join([*([head_text] if head_text else []),
+                       *(f"{s['config']}: {rate_text(s)}" for s in result.summary())])
     return {"text/html": table, "text/plain": plain}
 
 
@@ -161,11 +184,22 @@ def failures_bundle(result: Any) -> dict[str, Any]:
     failed = result.failures()
     if not failed:
         return {"text/plain": "no failed runs", "text/html": "<div class='jb-eval'><b>no failed runs</b></div>"}
-    items = "".join(f"<tr>{_cell(f['task'])}{_cell(f['config'] + ' #' + str(f['repeat']))}{_cell(f['reason'], 'fail')}"
-                    "</tr>" for f in failed)
+    items = "".join(f"<tr>{_cell(f['task'])}{_cell(f['config'] + ' #' + str(f['repeat']))}"
+                    f"{_cell(f['reason'], 'fail why')}</tr>" for f in failed)
     return {"text/plain": "failures by task:\n" + failures_text(result),
-            "text/html": f"<div class='jb-eval'>{EvalDisplay.STYLE}<b>failures by task</b><table><tr><th>task</th>"
-                         f"<th>run</th><th>why</th></tr>{items}</table></div>"}
+            "text/html": f"<div class='jb-eval'>{EvalDisplay.STYLE}<b>failures by task</b> ({len(failed)} of "
+                         f"{len(result.rows)} runs)<table><tr><th>task</th><th>run</th><th>why</th></tr>{items}"
+                         "</table></div>"}
+
+
+def runs_bundle(result: Any) -> dict[str, Any]:
+    """Every run, folded: the DataFrame holds the same rows (why one failed: the failures)."""
+    table = ("<table><tr><th>task</th><th>config</th><th>run</th><th>status</th><th>result</th>"
+             f"<th>tokens in</th><th>tokens out</th></tr>{_run_rows(result.rows, False)}</table>")
+    n = len(result.rows)
+    return {"text/html": f"<div class='jb-eval'>{EvalDisplay.STYLE}<details><summary>every run ({n}): task × config"
+                         f" × run</summary>{table}</details></div>",
+            "text/plain": f"every run ({n}): the rows of the DataFrame this cell returns"}
 
 
 def _show_figure(result: Any) -> None:

@@ -248,8 +248,8 @@ class LabChannel:
                 self._routed = None
             self._push_status()
             return
-        handler = {"status": self._reply_status, "inspect": self._reply_inspect, "fix": self._reply_fix}.get(
-            str(kind))
+        handler = {"status": self._reply_status, "inspect": self._reply_inspect, "fix": self._reply_fix,
+                   "mark_best": self._reply_mark_best}.get(str(kind))
         if handler is None:
             return
         request_id = data.get("request_id")
@@ -275,6 +275,23 @@ class LabChannel:
             return {"error": f"turn {turn.index + 1}: {NOT_KEPT}"}
         return {"snapshot": snap.model_dump(mode="json", by_alias=True),
                 "total_tokens": snap.total_tokens, "turn": turn.index + 1}
+
+    def _reply_mark_best(self, data: dict[str, Any]) -> dict[str, Any]:
+        """"Mark best" on a finished comparison (the extension's view of its saved output):
+        a ``decision`` record, as the live view's button and ``%agent compare-best`` make."""
+        from ..compare import record_decision
+
+        comparison_id, strategy = str(data.get("comparison_id") or ""), str(data.get("strategy") or "")
+        given = data.get("run")
+        run = given if isinstance(given, int) else 1
+        log = self.magics.manager.event_log
+        known = next((c for c in log.records("comparison") if c.get("comparison_id") == comparison_id), None)
+        if known is None:
+            return {"error": f"This comparison ran in an earlier session, not in this kernel's log: run the "
+                             f"cell again, or %agent compare-best {strategy} for a later one."}
+        if strategy not in known.get("strategies", []):
+            return {"error": f"{strategy!r} is not in this comparison"}
+        return {"decision": record_decision(log, comparison_id, strategy, run=run, source="user")}
 
     def _reply_fix(self, data: dict[str, Any]) -> dict[str, Any]:
         """Run ``%agent fix`` for one failing cell; the proposed cell comes back as data."""

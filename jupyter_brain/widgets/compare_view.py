@@ -6,10 +6,14 @@ coalescer (``_batching.FlushScheduler``, AgentView's rule): at most one custom m
 per ``FLUSH_INTERVAL_S`` carries every column's pending batch, so four concurrent
 strategies still send ≤ ~30 messages/s in total.
 Durable state (column transcripts, table rows, trees, the winner) lives in synced traits,
-committed when a run ends, so later views and saved notebooks paint from it.
+committed when a run ends. When the comparison ends ``close_view`` replaces the widget's
+output by ``finished_bundle()`` (``compare_bundle.py``: that state as plain data, drawn by
+the JupyterLab extension, with a Markdown fallback) and ``retire()``s the widget, so a
+saved notebook reopens without it.
 
 "Mark best" buttons send ``{"kind": "mark_best", "strategy", "run"}``; the kernel records
 a ``decision`` in the event log (processed once the cell has finished, per DESIGN.md).
+On the finished bundle the extension sends the same over its own comm (``lab_channel.py``).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from . import _format as fmt
 from ._batching import FlushScheduler, TimerFactory
 from ._fold import Compactor, Transcript
 from ._frontend_code import SharedCodeWidget
+from .compare_bundle import compare_bundle
 from .compare_notes import header_notes, rate_text, spread_text, verdict_text
 
 
@@ -84,6 +89,7 @@ class CompareView(SharedCodeWidget):
             lock=self._lock, clock=clock, timer_factory=timer_factory,
         )
         self._event_log: EventLog | None = None
+        self._answers: dict[str, str] = {}  # run key -> its answer, for the Markdown fallback
         self.decisions: list[dict[str, Any]] = []
         self._commit_columns()
         self.summary = summarize([], self._strategies, runs)
@@ -107,6 +113,7 @@ class CompareView(SharedCodeWidget):
             self._batch.flush_now()
             key = _key(row["strategy"], row["run"])
             branches = [s.model_dump() for s in result.strategy_steps if isinstance(s, Branch)]
+            self._answers[key] = _answer(result)
             with self.hold_sync():
                 self._commit_columns()
                 order = list(self._cols)  # strategies as listed, runs in order
@@ -177,6 +184,10 @@ class CompareView(SharedCodeWidget):
             lines.append("\n*judge: a model's opinion, not a rule*")
         if self.winner:
             lines.append(f"\nWinner: **{self.winner}**")
+        for key in self._cols:
+            answer = self._answers.get(key, "").strip()
+            if answer:
+                lines += ["", f"**{key} answered:**", "", *(f"> {line}" for line in answer.splitlines())]
         return "\n".join(lines)
 
     def _summary_markdown(self, checked: bool) -> list[str]:
@@ -199,6 +210,32 @@ class CompareView(SharedCodeWidget):
             return bundle
         data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
         return {**data, "text/markdown": fmt.escape_dollars(self.to_markdown())}, metadata
+
+    def finished_bundle(self) -> dict[str, Any]:
+        """The comparison as plain output data (``compare_bundle.py``): what the cell keeps
+        once every run has ended and the widget is retired."""
+        with self._lock:
+            self._commit_columns()
+            state = {"columns": self.columns, "runs": self.runs, "rows": self.rows, "summary": self.summary,
+                     "trees": self.trees, "winner": self.winner, "comparison_id": self.comparison_id,
+                     "prompt": self.prompt, "notes": self.notes}
+        markdown = fmt.escape_dollars(redact_value(self.to_markdown(), self._redact))
+        return compare_bundle(redact_value(state, self._redact), markdown, repr(self))
+
+    def retire(self) -> None:
+        """Close the widget for good, leaving no state behind (as ``AgentView.retire``: nbclient
+        and papermill keep a closed model's last state in the notebook)."""
+        self.close_stream()
+        with self._lock:
+            self._batch.close()
+        with self.hold_sync():
+            self.drop_code()  # the code traits (``_frontend_code.py``)
+            self.columns = []  # the transcripts: the bulk of the state
+            self.trees = {}
+        layout = getattr(self, "layout", None)
+        if layout is not None:
+            layout.close()
+        self.close()
 
     def __repr__(self) -> str:
         return (f"CompareView(strategies={self._strategies}, runs={self.runs}, "
@@ -237,6 +274,16 @@ class CompareView(SharedCodeWidget):
             return False
         self.send({"kind": "compare", "batches": batches})
         return True
+
+
+def _answer(result: TurnResult) -> str:
+    """A run's answer: the strategy's parsed final answer, else the turn's text; a run that
+    did not complete has none (its row says why)."""
+    if result.status != "completed":
+        return ""
+    finals = [s for s in result.strategy_steps if getattr(s, "kind", "") == "final_answer"]
+    text = getattr(finals[-1], "text", "") if finals else ""
+    return str(text or result.text or "")
 
 
 def _key(strategy: str, run: int) -> str:

@@ -107,6 +107,8 @@ def _task_reply(task: str, strategy: str, messages: list[Message], start: int) -
 
 
 def _question_reply(messages: list[Message], start: int) -> Any:
+    """The closing question runs without a strategy: plain prose, no ReAct labels; the listing
+    cuts each reason at a word, with an ellipsis."""
     printed = [str(m.get("content", "")) for m in messages[start:] if m.get("role") == "tool"]
     if not printed:
         # (asked without a strategy: no labels; each reason cut at a word, with an ellipsis)

@@ -53,11 +53,19 @@ def mcp_model() -> Any:
 REPORT = "# Revenue report\n\nMarch had the largest drop.\n"
 
 
+def _after_the_write(messages: list[dict[str, Any]], tools: Any) -> str:
+    """Tested headless, the write is denied; in JupyterLab the reader may click Approve."""
+    if tool_output(messages).startswith(("Denied", "Permission denied")):
+        return "I could not save it: the write was not approved."
+    return "Saved `report.md`."
+
+
 def safety_model() -> Any:
-    """A file write (denied, then allowed) and an edit, for approvals and undo."""
+    """A file write (denied when tested, approved or not in JupyterLab, then allowed) and an
+    edit, for approvals and undo."""
     return pick(lambda: ScriptedProvider([
         {"text": "I'll save the report.", "tool_calls": [call("write_file", path="report.md", content=REPORT)]},
-        "I could not save it: the write was not approved.",
+        _after_the_write,
         {"text": "Saving it now.", "tool_calls": [call("write_file", path="report.md", content=REPORT)]},
         "Saved `report.md`.",
         {"text": "Adding the cause to the notes.",

@@ -40,6 +40,7 @@ CHROMIUM = "/usr/bin/chromium"
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"
 FAILURES = ROOT / "test-artifacts" / "failures"
+NOTEBOOKS = ROOT / "notebooks"
 
 # A bound against hanging, not a schedule: every wait returns as soon as its condition
 # holds, and a busy 2-core machine may take long before that.
@@ -63,11 +64,11 @@ def pytest_collection_modifyitems(items):
 def pytest_runtest_makereport(item, call):
     report = yield
     if report.when == "call":
-        item.stash[_CALL_FAILED] = report.failed
+        item.stash[CALL_FAILED] = report.failed
     return report
 
 
-_CALL_FAILED = pytest.StashKey[bool]()
+CALL_FAILED = pytest.StashKey[bool]()
 
 
 def _free_port() -> int:
@@ -242,7 +243,7 @@ def page(browser, request):
     context.set_default_timeout(WAIT_MS)
     pg = context.new_page()
     yield pg
-    if request.node.stash.get(_CALL_FAILED, False):
+    if request.node.stash.get(CALL_FAILED, False):
         FAILURES.mkdir(parents=True, exist_ok=True)
         name = re.sub(r"[^\w.-]+", "_", request.node.name)
         try:
@@ -476,8 +477,8 @@ def wait_idle_after_run(page) -> None:
             const busy = w.content.widgets.some(c => c.model.type === 'code'
                 && (c.model.executionState === 'running' || (c.promptNode && c.promptNode.textContent.includes('*'))));
             const widgets = [...w.node.querySelectorAll('.jp-OutputArea-output.lm-Panel:not([data-mime-type])')];
-            const bundles = [...w.node.querySelectorAll(
-                '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter-brain.turn+json"]')];
+            const bundles = [...w.node.querySelectorAll('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter-brain.turn+json"], '
+                + '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter-brain.compare+json"]')];
             const painted = [...widgets, ...bundles].every(o => o.querySelector('.jb-agent-view, .jb-compare-view'))
                 && !w.node.querySelector('.jb-turn.jb-running, .jb-agent-view[aria-busy="true"]');
             return k.status === 'idle' && !busy && painted;

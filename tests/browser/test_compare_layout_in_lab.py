@@ -1,5 +1,6 @@
-"""Issue #13 in real JupyterLab: the CompareView compares (one row of equal-width columns that
-scrolls sideways, sections aligned across columns, the winner highlighted), the
+"""Issues #13 and #40 in real JupyterLab: the CompareView compares (equal-width columns side by
+side that wrap below their minimum width, never cut off, each as tall as its own content, the
+winner highlighted), the
 Tree-of-Thoughts tree is a nested tree in the CompareView and the AgentView alike, both
 themes work, and the strategies / comparison notebooks as a user opens them (screenshots)."""
 
@@ -10,8 +11,15 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import (copy_notebook, copy_tree, open_and_run, run_compare, screenshot, wait_idle_after_run,
-                       wait_layout_stable)
+from .conftest import (
+    copy_notebook,
+    copy_tree,
+    open_and_run,
+    run_compare,
+    screenshot,
+    wait_idle_after_run,
+    wait_layout_stable,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -39,7 +47,7 @@ tot_bot = ScriptedProvider([TOT], delay_s=0.01)
 '''
 
 COMPARE = '''%%compare --strategies react,cot,tot,reflexion --provider bots --out cmp
-What is 6 times 7?'''
+What is `6` times 7?'''
 
 AGENT = '''%%agent --provider tot_bot --strategy tot
 What is 6 times 7?'''
@@ -86,7 +94,7 @@ def _theme(page, name: str) -> None:
     wait_layout_stable(page, ".jp-NotebookPanel")
 
 
-def test_compare_columns_align_scroll_and_highlight_the_winner(lab, page):
+def test_compare_columns_wrap_uncut_and_highlight_the_winner(lab, page):
     base, root = lab
     view = run_compare(page, base, root, "compare_layout.ipynb", [SETUP, COMPARE, AGENT])
     # The summary table comes first, above the columns.
@@ -97,19 +105,30 @@ def test_compare_columns_align_scroll_and_highlight_the_winner(lab, page):
     geo = page.evaluate(SECTION_TOPS)
     boxes = geo["boxes"]
     assert len(boxes) == 4
-    # One row: the same top; left to right; equal widths (the fourth does not wrap under the first).
-    assert max(b[1] for b in boxes) - min(b[1] for b in boxes) < 1, boxes
-    assert [b[0] for b in boxes] == sorted(b[0] for b in boxes), boxes
+    # Equal widths, left to right within a row; none reaches past the view (a narrow view
+    # wraps them onto a second row instead), so nothing needs a sideways scroll (#40).
     assert max(b[2] for b in boxes) - min(b[2] for b in boxes) < 1, boxes
-    # Past what fits, the row scrolls sideways.
-    scroll_width, client_width, overflow = geo["scroll"]
-    assert overflow == "auto" and scroll_width > client_width, geo["scroll"]
-    # Sections line up across columns although the answers differ in length.
-    for name in ("head", "answer", "steps", "tools", "tokens", "cost"):
-        tops = geo[name]
-        assert max(tops) - min(tops) < 1, (name, tops)
-    answers = page.evaluate("[...document.querySelectorAll('[data-section=answer]')].map(a => a.getBoundingClientRect().height)")
-    assert max(answers) - min(answers) < 1  # one shared row track: as tall as the tallest answer
+    right = view.evaluate("v => v.getBoundingClientRect().right")
+    assert all(b[0] + b[2] <= right + 1 for b in boxes), (boxes, right)
+    scroll_width, client_width, _ = geo["scroll"]
+    assert scroll_width <= client_width + 1, geo["scroll"]
+    rows = sorted({round(b[1]) for b in boxes})
+    for top in rows:
+        row = [b for b in boxes if round(b[1]) == top]
+        assert [b[0] for b in row] == sorted(b[0] for b in row), boxes
+    # Each column is as tall as its own content: the heads of a row line up, the columns
+    # do not stretch to the tallest (cot's short answer is shorter than react's long one).
+    for top in rows:
+        heads = [h for h, b in zip(geo["head"], boxes, strict=True) if round(b[1]) == top]
+        assert max(heads) - min(heads) < 1, (top, heads)
+    answers = page.evaluate("Object.fromEntries([...document.querySelectorAll('.jb-compare-column')].map(c => "
+                            "[c.dataset.key, c.querySelector('[data-section=answer]').getBoundingClientRect().height]))")
+    assert answers["cot#1"] < answers["react#1"], answers
+    heights = page.evaluate("[...document.querySelectorAll('.jb-compare-column')].map(c => c.getBoundingClientRect().height)")
+    assert len({round(h) for h in heights}) > 1, heights
+    # The title renders the prompt's inline Markdown (no raw backticks).
+    title = view.locator(".jb-compare-title")
+    assert "`" not in title.inner_text() and title.locator("code", has_text="6").count() == 1
 
     # The answer once per column, first; the failed run says so.
     react = view.locator('.jb-compare-column[data-key="react#1"]')

@@ -64,7 +64,7 @@ def test_eval_shows_progress_streaming_rows_rates_and_the_plot(lab, page):
     rows = [s[1] for s in states]
     assert any(1 < r < 13 for r in rows), states  # the table grew with the runs
 
-    summary = output.locator(".jb-eval").nth(1)
+    summary = output.locator(".jb-eval").first  # the rates first, where the progress was (#40)
     text = summary.inner_text()
     assert "careful" in text and "6/6 · 100 % (61–100 %)" in text
     assert "hasty" in text and "2/6 · 33 % (10–70 %)" in text
@@ -72,11 +72,14 @@ def test_eval_shows_progress_streaming_rows_rates_and_the_plot(lab, page):
     figure.wait_for()
     size = figure.evaluate("img => [img.naturalWidth, img.naturalHeight, img.complete]")
     assert size[0] > 300 and size[1] > 200 and size[2], size
-    failures = output.locator(".jb-eval").nth(2).inner_text()
+    failures = output.locator(".jb-eval").nth(1).inner_text()
     assert "product" in failures and "expected '42'" in failures and "the answer's numbers: 43" in failures
+    shown = "".join(output.locator(".jb-eval").all_inner_texts())
+    assert shown.count("the answer's numbers: 43") == 2  # each failed run's reason once (2 runs)
+    assert not output.locator(".jb-eval details").first.evaluate("d => d.open")  # every run: folded
     assert output.locator(".jp-OutputArea-executeResult table.dataframe").count() == 1  # the DataFrame
     wait_layout_stable(page, ".jp-Cell")
     figure.scroll_into_view_if_needed()
     screenshot(page, "eval_rates_and_plot")
     output.locator(".jb-eval").first.scroll_into_view_if_needed()
-    screenshot(page, "eval_progress_finished")
+    screenshot(page, "eval_summary_finished")

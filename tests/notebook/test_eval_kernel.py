@@ -56,15 +56,19 @@ def test_in_a_real_kernel_the_eval_shows_progress_rates_the_plot_and_returns_a_d
     execute(nb, tmp_path, timeout=180)
     outputs = nb.cells[1].outputs
     displays = [o for o in outputs if o.output_type == "display_data"]
-    progress, summary, figure, failures = displays
-    assert "4/4 runs · finished" in progress.data["text/html"] and "<progress value='4' max='4'>" in \
-        progress.data["text/html"]
-    assert progress.data["text/plain"] == "eval tasks.yaml: 4/4 runs [####################] finished"
-    assert len(progress.metadata["jupyter_brain"]["recordings"]) == 4  # each run replays next time
+    # In reading order (#40): the rates (where the progress was), the figure, the failures, every run folded.
+    summary, figure, failures, runs = displays
+    assert "4/4 runs · finished" in summary.data["text/html"] and "<progress value='4' max='4'>" in \
+        summary.data["text/html"]
+    assert summary.data["text/plain"].startswith("eval tasks.yaml: 4/4 runs [####################] finished\n")
+    assert len(summary.metadata["jupyter_brain"]["recordings"]) == 4  # each run replays next time
     assert "good: 2/2 · 100 % (34–100 %)" in summary.data["text/plain"]
     assert "bad: 1/2 · 50 % (9–91 %)" in summary.data["text/plain"]
     assert figure.data["image/png"]  # the success-rate-vs-cost plot, a real figure
     assert "mean:\n  bad #1: expect: expected '5' (±0.5); the answer's numbers: 4" in failures.data["text/plain"]
+    assert "<details><summary>every run (4)" in runs.data["text/html"]
+    everything = "".join(str(o.get("data", {}).get("text/html", "")) for o in displays)
+    assert everything.count("the answer&#x27;s numbers: 4") == 1  # each failure's reason once
     (result,) = [o for o in outputs if o.output_type == "execute_result"]
     assert "text/html" in result.data and "passed" in result.data["text/plain"]  # the DataFrame
     assert nb.cells[2].outputs[0].text.strip() == "[True, False, True, True] False [1, 2]"

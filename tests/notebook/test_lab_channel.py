@@ -192,6 +192,26 @@ def test_fix_request_returns_the_proposed_cell_and_its_diff(shell):
     assert shell.magics_manager.registry["AgentMagics"].last_fix.fixed == reply["fixed"]
 
 
+def test_mark_best_on_a_saved_comparison_records_the_decision(shell):
+    """#40: the finished comparison's view (no widget behind it) marks the best run through
+    the extension's comm; a comparison this kernel's log does not know says so."""
+    from jupyter_brain.compare import comparison_history
+
+    channel, comms, _ = lab_for(shell)
+    shell.user_ns["bot"] = ScriptedProvider(["Final Answer: 42"], repeat=True)
+    shell.run_cell_magic("compare", "--strategies react,cot --provider bot", "What is 6*7?")
+    comparison_id = shell.user_ns["_compare"].comparison_id
+    comms[0].receive({"type": "mark_best", "request_id": 5, "comparison_id": comparison_id, "strategy": "cot", "run": 1})
+    reply = comms[0].of_type("mark_best_reply")[-1]
+    assert reply["request_id"] == 5 and "error" not in reply and reply["decision"]["strategy"] == "cot"
+    log = shell.magics_manager.registry["AgentMagics"].manager.event_log
+    assert comparison_history(log)[-1]["winner"] == "cot"
+    comms[0].receive({"type": "mark_best", "request_id": 6, "comparison_id": comparison_id, "strategy": "tot"})
+    assert "not in this comparison" in comms[0].of_type("mark_best_reply")[-1]["error"]
+    comms[0].receive({"type": "mark_best", "request_id": 7, "comparison_id": "gone", "strategy": "cot"})
+    assert "earlier session" in comms[0].of_type("mark_best_reply")[-1]["error"]
+
+
 def test_unknown_messages_are_ignored_and_errors_come_back_as_text(shell):
     channel, comms, _ = lab_for(shell)
     comms[0].receive({"type": "nonsense"})

@@ -168,3 +168,31 @@ def test_markdown_fallback_shows_success_first_failures_and_notes():
     assert "**cot #2** FAIL: expect: expected '42'" in markdown
     assert "*judge: a model's opinion, not a rule*" in markdown
     view.close()
+
+
+def test_a_finished_comparison_becomes_data_and_the_widget_retires(log, clock: FakeClock):
+    """#40: what a saved notebook keeps of a finished %%compare is its bundle (the view's state
+    as application/vnd.jupyter-brain.compare+json, the answers in the Markdown), not a widget."""
+    from jupyter_brain.widgets.agent_view import NO_CODE_ESM
+    from jupyter_brain.widgets.compare_bundle import COMPARE_MIME
+
+    view = CompareView(["react", "tot"], 1, "What is `6*7`?", clock=clock, timer_factory=clock.start_timer)
+    view.send = lambda msg: None  # type: ignore[method-assign]
+    bots = {s: ScriptedProvider([ANSWERS[s]]) for s in ("react", "tot")}
+    result = run_comparison("What is 6*7?", ["react", "tot"], lambda s, r: bots[s], list, AgentOptions(),
+                            event_log=log, on_event=view.handle, on_run_end=view.run_finished)
+    view.bind(result.comparison_id, log)
+    data = view.finished_bundle()
+    assert set(data) == {COMPARE_MIME, "text/markdown", "text/plain"}
+    state = data[COMPARE_MIME]
+    assert state["version"] == 1 and state["comparison_id"] == result.comparison_id
+    assert state["prompt"] == "What is `6*7`?"
+    assert [c["key"] for c in state["columns"]] == ["react#1", "tot#1"]
+    assert all(c["transcript"] and c["n"] for c in state["columns"])
+    assert [r["strategy"] for r in state["rows"]] == ["react", "tot"] and "tot#1" in state["trees"]
+    markdown = data["text/markdown"]
+    assert "**react#1 answered:**\n\n> 42" in markdown and "Final Answer" not in markdown
+    assert data["text/plain"].startswith("CompareView(")
+    view.retire()
+    assert view._esm == NO_CODE_ESM and view._css == "" and view.columns == [] and view.trees == {}
+    assert view.comm is None  # closed

@@ -20,6 +20,7 @@ import { ERROR_MIME, fixableErrorFactory } from './fixbutton';
 import { statusText, statusTitle } from './format';
 import { agentCellExtension } from './highlight';
 import { renderInspector } from './inspector';
+import { compareRendererFactory } from './compare_renderer';
 import { turnRendererFactory } from './turn_renderer';
 import type { ICellsMessage, IFixReply, IInspectReply, IStatusMessage } from './protocol';
 
@@ -220,8 +221,24 @@ const plugin: JupyterFrontEndPlugin<void> = {
       };
       rendermime.addFactory(fixableErrorFactory(errorFactory, onFix), rendermime.getRank(ERROR_MIME));
     }
-    // Finished %%agent turns (their Markdown fallback shows where this extension is absent).
+    // Finished %%agent turns and %%compare cells (their Markdown fallback shows where this
+    // extension is absent); a comparison's "Mark best" asks the kernel of its notebook.
     rendermime.addFactory(turnRendererFactory);
+    rendermime.addFactory(
+      compareRendererFactory(async (node, comparisonId, strategy, run) => {
+        let channel: KernelChannel | undefined;
+        tracker.forEach(panel => {
+          if (panel.node.contains(node)) {
+            channel = channels.get(panel);
+          }
+        });
+        if (!channel) {
+          return `No notebook kernel to record it: run %agent compare-best ${strategy} in this notebook.`;
+        }
+        const reply = await channel.request({ type: 'mark_best', comparison_id: comparisonId, strategy, run });
+        return reply.error ?? null;
+      })
+    );
 
     const current = () => tracker.currentWidget;
     app.commands.addCommand(CommandIDs.insertAgentCell, {

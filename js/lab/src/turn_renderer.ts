@@ -21,6 +21,7 @@ export class TurnRenderer extends Widget implements IRenderMime.IRenderer {
   constructor() {
     super();
     this.addClass('jb-turn-output');
+    this.node.dataset.mimeType = TURN_MIME; // as JupyterLab's own renderers: tests and styles find it
   }
 
   async renderModel(model: IRenderMime.IMimeModel): Promise<void> {

@@ -1,7 +1,7 @@
-// Paints a comparison: the summary table on top, then one row of equal-width columns
-// (one per strategy, scrolling sideways past what fits) whose sections — answer, steps,
-// tree, tools, tokens, cost — share the grid's row tracks (subgrid), so a reader compares
-// line by line. With several runs a strategy's column shows one run at a time, picked by
+// Paints a comparison: the summary table on top, then equal-width columns (one per
+// strategy) side by side, wrapping onto another row below their minimum width, so none
+// is ever cut off; each column is as tall as its own content — answer, steps, tree,
+// tools, tokens, cost, always in that order (the table compares the figures line by line). With several runs a strategy's column shows one run at a time, picked by
 // the tabs in its head (a failing run's tab is red); each run is its own column element,
 // the others hidden, so the grid still holds one column per strategy. The steps section
 // is an AgentRenderer following that run's event store.
@@ -89,6 +89,7 @@ class ColumnView {
     this.status = h("span", "jb-compare-status", "running");
     this.button = h("button", { class: "jb-mark-best", type: "button", title: "record this answer as the best" }, "Mark best");
     this.button.addEventListener("click", () => opts.onMarkBest?.(col.strategy, col.run));
+    this.button.hidden = opts.onMarkBest === undefined; // a saved comparison with no kernel to record it
     this.errorSlot = h("div", "jb-compare-error-slot");
     this.facts = new ColumnFactsView(opts.markdown ?? renderMarkdown);
     const head = h(
@@ -168,6 +169,8 @@ export class CompareRenderer {
   private readonly title = h("div", "jb-compare-title");
   private readonly winnerEl = h("div", "jb-compare-winner");
   private readonly notesEl = h("div", { class: "jb-compare-notes", role: "status" });
+  private readonly messageEl = h("div", { class: "jb-compare-message", role: "status" });
+  private shownTitle: string | null = null;
   private columns = new Map<string, ColumnView>();
   private strategies = new Map<string, StrategyRuns>();
 
@@ -176,7 +179,6 @@ export class CompareRenderer {
     private readonly stores: (key: string) => EventStore,
     private readonly opts: CompareOptions = {},
   ) {
-    this.columnsEl.style.setProperty("--jb-compare-rows", String(SECTIONS.length));
     this.root = h(
       "div",
       "jb-compare-view",
@@ -184,13 +186,18 @@ export class CompareRenderer {
       this.notesEl,
       h("div", "jb-compare-table-wrap", this.table.el),
       this.winnerEl,
-      h("div", { class: "jb-compare-scroll", tabindex: "0", "aria-label": "the runs side by side" }, this.columnsEl),
+      this.messageEl,
+      h("div", { class: "jb-compare-scroll", "aria-label": "the runs side by side" }, this.columnsEl),
     );
     host.append(this.root);
   }
 
   update(state: CompareState): void {
-    setText(this.title, state.prompt ? `Strategy comparison — ${state.prompt}` : "Strategy comparison");
+    if (state.prompt !== this.shownTitle) { // the prompt as the user wrote it: inline Markdown
+      this.shownTitle = state.prompt;
+      const markdown = this.opts.markdown ?? renderMarkdown;
+      this.title.innerHTML = markdown(state.prompt ? `**Strategy comparison** — ${state.prompt}` : "**Strategy comparison**");
+    }
     this.notesEl.replaceChildren(...state.notes.map((n) => h("div", "jb-compare-note", `⚠ ${n}`)));
     for (const col of state.columns) {
       if (!this.columns.has(col.key)) {
@@ -205,7 +212,7 @@ export class CompareRenderer {
         group.add(col.run, view);
       }
     }
-    this.columnsEl.style.setProperty("--jb-compare-count", String(this.strategies.size));
+    this.columnsEl.dataset.count = String(this.strategies.size); // compare.css balances the rows by it
     for (const [key, view] of this.columns) {
       view.finished(state.rows.find((r) => `${r.strategy}#${r.run}` === key), state.trees[key]);
       view.el.classList.toggle("jb-compare-best", state.winner !== "" && view.el.dataset.strategy === state.winner);
@@ -220,6 +227,11 @@ export class CompareRenderer {
     this.table.update(aggregated ? state.summary.filter((s) => Number(s.runs) > 0) : state.rows, aggregated, judged);
     this.table.markBest(state.winner);
     setText(this.winnerEl, state.winner ? `Marked best: ${state.winner}` : "");
+  }
+
+  /** One line under the table (a "Mark best" the kernel could not record). */
+  say(text: string): void {
+    setText(this.messageEl, text);
   }
 
   dispose(): void {
