@@ -54,6 +54,9 @@ def govern_turn(magics: Any, options: Any, args: Any, prog: str = "%%agent") -> 
     try:
         permit = governance.check_turn(permission=options.permission, permission_explicit=explicit,
                                        provider=options.provider, model=options.model, web=options.web)
+        engine = getattr(options, "engine", "builtin")
+        if engine != "builtin" and governance.rules is not None:  # an outside agent over ACP (#36)
+            governance.rules.check_outside_agents(f"--engine {engine} (outside_agents: false)")
     except PolicyRefusal as refusal:
         raise UsageError(f"{prog}: {refusal}") from None
     for note in permit.notes:

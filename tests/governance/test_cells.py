@@ -194,3 +194,18 @@ def test_compare_runs_are_under_the_policy_too(governed_shell, write_policy, tmp
 
     spent = Ledger(f"sqlite:///{tmp_path / 'ledger.sqlite'}").spending(["alice"])["alice"]
     assert spent.cost_usd == pytest.approx(0.048)
+
+
+def test_an_outside_agent_engine_is_refused_when_the_policy_says_outside_agents_false(
+        governed_shell, write_policy, tmp_path, monkeypatch):
+    """``outside_agents: false`` refuses ``--engine`` before the agent is looked for or
+    started (its program is not even on PATH here), naming the policy; the built-in
+    harness still runs."""
+    monkeypatch.setenv("PATH", str(tmp_path))  # no claude-code-acp: a refusal must come first
+    path = write_policy({"outside_agents": False})
+    shell = governed_shell(path)
+    with pytest.raises(UsageError, match=rf"--engine claude-code \(outside_agents: false\): not allowed by the policy {path}"):
+        shell.run_cell_magic("agent", "--engine claude-code", "hello")
+    shell.user_ns["bot"] = ScriptedProvider(["fine"])
+    shell.run_cell_magic("agent", "--provider bot", "hello")
+    assert shell.user_ns["_agent"].text == "fine"
