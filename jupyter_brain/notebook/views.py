@@ -72,7 +72,10 @@ def close_view(view: Any) -> None:
     if release is not None:
         release()
     if hasattr(view, "finished_bundle"):
-        view.flush()  # no commit: the finished bundle replaces the widget now
+        # An AgentView sends what is pending without its turn-end commit (the bundle replaces
+        # it now); a CompareView's bundle commits its columns itself.
+        flush = getattr(view, "flush", None) or view.close_stream
+        flush()
         bundle = view.finished_bundle()
         handle = getattr(view, "display_handle", None)
         if handle is not None:

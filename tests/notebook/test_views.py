@@ -39,3 +39,17 @@ def test_the_fold_setting_reaches_the_cell(shell) -> None:
     assert magics.fold == "auto"
     shell.run_line_magic("config", 'AgentMagics.fold = "never"')
     assert magics.fold == "never"
+
+
+def test_a_finished_comparison_becomes_its_bundle_and_the_widget_is_retired() -> None:
+    """close_view publishes a CompareView's finished bundle (compare+json and Markdown) in
+    place of the widget, as it does an AgentView's turn (#40)."""
+    from jupyter_brain.widgets import CompareView
+
+    view = CompareView(["react", "cot"], 1, "Which month?")
+    published: list[dict] = []
+    view.display_handle = types.SimpleNamespace(update=lambda data, raw=False, **kw: published.append(data))
+    close_view(view)
+    assert published and "application/vnd.jupyter-brain.compare+json" in published[0]
+    assert "text/markdown" in published[0]
+    assert view.comm is None  # retired: closed, no widget left in the saved notebook
