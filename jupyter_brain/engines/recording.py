@@ -14,32 +14,20 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import Field
 
-FORMAT_VERSION = 1
+from ..providers.replay.recording import VersionedRecording
+
 RECORD_KIND = "engine_recording"
 METADATA_KEY = "engine_recording"
 
 
-class EngineRecording(BaseModel):
-    v: int = FORMAT_VERSION
+class EngineRecording(VersionedRecording):
     cell: str = ""  # the cell's key (its source's hash)
     engine: str
     prompt: str  # as sent: a different prompt is a mismatch
     items: list[dict[str, Any]] = Field(default_factory=list)  # {"kind": update|permission|kernel|write, ...}
     stop_reason: str = ""
-
-    def dump(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude_defaults=True)
-
-    @classmethod
-    def load(cls, data: Any) -> EngineRecording | None:
-        if not isinstance(data, dict) or data.get("v", FORMAT_VERSION) != FORMAT_VERSION:
-            return None
-        try:
-            return cls.model_validate(data)
-        except ValidationError:
-            return None
 
     def matches(self, engine: str, prompt: str) -> bool:
         return self.engine == engine and self.prompt == prompt

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -74,10 +74,29 @@ class RecordedCall(BaseModel):
         return result
 
 
-class TurnRecording(BaseModel):
-    """Every model call of one ``%%agent`` turn, in order."""
+class VersionedRecording(BaseModel):
+    """A recording kept in a saved notebook and the event log: one format version, read back
+    leniently (anything of another version, or not valid, is no recording at all)."""
 
     v: int = FORMAT_VERSION
+
+    def dump(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_defaults=True)
+
+    @classmethod
+    def load(cls, data: Any) -> Self | None:
+        """A recording read back, or None for anything that is not one of this version."""
+        if not isinstance(data, dict) or data.get("v", FORMAT_VERSION) != FORMAT_VERSION:
+            return None
+        try:
+            return cls.model_validate(data)
+        except ValidationError:
+            return None
+
+
+class TurnRecording(VersionedRecording):
+    """Every model call of one ``%%agent`` turn, in order."""
+
     cell: str = ""  # cell_key of the cell's source
     provider: str = ""
     model: str = ""
@@ -86,16 +105,3 @@ class TurnRecording(BaseModel):
     calls: list[RecordedCall] = Field(default_factory=list)
     ran: list[str] = Field(default_factory=list)  # ids of the tool calls that ran (not denied, not blocked)
     answers: dict[str, Any] = Field(default_factory=dict)  # what the user answered a server (MCP elicitation), by question
-
-    def dump(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude_defaults=True)
-
-    @classmethod
-    def load(cls, data: Any) -> TurnRecording | None:
-        """A recording read back, or None for anything that is not one of this version."""
-        if not isinstance(data, dict) or data.get("v", FORMAT_VERSION) != FORMAT_VERSION:
-            return None
-        try:
-            return cls.model_validate(data)
-        except ValidationError:
-            return None
