@@ -37,7 +37,7 @@ import anyio
 import nbformat
 
 from benchmarks.tokens_server import o200k
-from tests.server.jupyter import RunningServer, _call_tools, start_server, write_notebook
+from tests.server.jupyter import RunningServer, _call_tools, saved_notebook, start_server, write_notebook
 
 HERE = Path(__file__).resolve().parent
 
@@ -246,7 +246,8 @@ def concurrency(server: RunningServer, clients: int, operations: int) -> dict[st
     start = time.perf_counter()
     anyio.run(everyone)
     seconds = time.perf_counter() - start
-    nb = nbformat.read(server.root / "busy.ipynb", as_version=4)
+    nb = saved_notebook(server.root / "busy.ipynb", lambda nb: len(nb.cells) == 1 + clients * (operations // 2)
+                        and all(c.outputs for c in nb.cells[1:]))
     nbformat.validate(nb)
     want = {f"v_{c}_{i} = {c * 100 + i}\nprint(v_{c}_{i})": f"{c * 100 + i}\n"
             for c in range(clients) for i in range(operations // 2)}
