@@ -24,7 +24,7 @@ from .errors import ToolProblem
 from .gate import Decision, Gate, OutsideSession, Refused, stamp
 from .kernels import Execution, NotebookKernels
 from .notebooks import NotebookStore, cell_position
-from .rendering import Renderer, RenderLimits, cut
+from .rendering import CELL_FORMAT, Renderer, RenderLimits, cut
 from .tool_specs import BY_NAME, Args
 from .variables_code import variables_code
 
@@ -96,9 +96,10 @@ class NotebookTools:
         total = len(nb.cells)
         end = total if args.count is None else min(total, args.start + args.count)
         kernel = nb.metadata.get("kernelspec", {}).get("name", "?")
-        head = f"# {api_path}: {total} cells, kernel {kernel}"
+        head = f"{api_path}: {total} cells, kernel {kernel}"
         if args.start or end < total:
             head += f" (cells {args.start} to {end - 1} shown)"
+        head += f"; {CELL_FORMAT}"
         parts = [head] + [r.cell(i, nb.cells[i], outputs=args.outputs) for i in range(args.start, end)]
         return "\n".join(parts)
 

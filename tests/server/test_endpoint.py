@@ -47,9 +47,9 @@ def test_an_inserted_cell_runs_in_the_notebooks_kernel_and_is_saved_with_provena
     assert not first.is_error and ": ok" in first.text
     assert "answer 42" in second.text
     assert "work.ipynb  (kernel running)" in listing.text
-    assert "[2] code" in read.text and "(by claude-code)" in read.text and "answer 42" in read.text
-
     nb = saved_notebook(auto_server.root / "work.ipynb", lambda nb: len(nb.cells) == 3 and nb.cells[2].outputs)
+    assert f"[0 {nb.cells[0].id} markdown]\n# Work" in read.text and f"[1 {nb.cells[1].id}]\nbase = 20" in read.text
+    assert f"[2 {nb.cells[2].id}] (by claude-code)" in read.text and "answer 42" in read.text
     nbformat.validate(nb)
     cell = nb.cells[2]
     assert cell.outputs[0]["text"] == "answer 42\n" and cell.execution_count == 2
@@ -160,7 +160,7 @@ def test_figures_come_back_as_bounded_images_and_long_outputs_are_cut(auto_serve
     except ImportError:
         return
     size = Image.open(io.BytesIO(base64.b64decode(read.images[0].data))).size
-    assert max(size) <= 384  # read_notebook: overview_image_px
+    assert max(size) <= 320  # read_notebook: overview_image_px
 
 
 def test_each_outside_call_is_in_the_notebook_folders_event_log(auto_server: RunningServer) -> None:
