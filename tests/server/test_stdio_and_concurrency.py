@@ -66,3 +66,35 @@ def test_clients_editing_one_notebook_at_once_lose_no_edit(auto_server: RunningS
     sources = {c.source for c in nb.cells}
     assert sources == {"start = 0"} | {f"c{c}_{i} = {i}" for c in range(4) for i in range(5)}
     assert len({c.id for c in nb.cells}) == len(nb.cells) == 21
+
+
+def test_unsaved_edits_are_written_when_the_server_stops(tmp_path) -> None:
+    """With saves put off for a minute (a sitecustomize in the server's path), an edit is read
+    back at once yet not on disk, and SIGTERM writes it before the server exits."""
+    from .jupyter import start_server
+
+    patch = tmp_path / "patch"
+    patch.mkdir()
+    (patch / "sitecustomize.py").write_text(
+        "import sys\n"
+        "if 'jupyter_server' in ' '.join(sys.argv):\n"
+        "    import jupyter_brain.server.notebooks as n\n"
+        "    n.SAVE_DELAY_S = n.SAVE_MAX_DELAY_S = 60.0\n")
+    root = tmp_path / "root"
+    root.mkdir()
+    write_notebook(root / "late.ipynb", ["x = 1"])
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(patch), old) if p)
+    try:
+        server = start_server(root, "--JupyterBrainMCP.permission=auto")
+    finally:
+        os.environ.pop("PYTHONPATH") if old is None else os.environ.__setitem__("PYTHONPATH", old)
+    try:
+        inserted, read = anyio.run(_call_tools, server, [
+            ("insert_cell", {"path": "late.ipynb", "source": "y = 2"}),
+            ("read_notebook", {"path": "late.ipynb"})], "late-agent", None)
+        assert "y = 2" in read.text
+        assert [c.source for c in nbformat.read(root / "late.ipynb", as_version=4).cells] == ["x = 1"]  # not yet
+    finally:
+        server.stop()
+    assert [c.source for c in nbformat.read(root / "late.ipynb", as_version=4).cells] == ["x = 1", "y = 2"]
