@@ -38,7 +38,7 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
     if not settings.enabled:
         serverapp.log.info("jupyter-brain: the MCP endpoint is off (JupyterBrainMCP.enabled = False)")
         return
-    store = NotebookStore(serverapp.contents_manager, serverapp.root_dir)
+    store = NotebookStore(lambda: serverapp.contents_manager, serverapp.root_dir)  # jupytext replaces it after us
     tools = NotebookTools(store, NotebookKernels(serverapp), settings, AuditTrail())
     endpoint = McpEndpoint(tools)
     route = url_path_join(serverapp.base_url, MCP_ROUTE)

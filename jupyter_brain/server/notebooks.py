@@ -33,6 +33,7 @@ from jupyter_brain.tools.paths import WorkspaceRoot
 from .errors import ToolProblem
 
 log = logging.getLogger("jupyter_brain.server")
+_UNSET = object()
 T = TypeVar("T")
 Change = Callable[[nbformat.NotebookNode], T]
 SAVE_DELAY_S = 0.2  # a burst of edits is saved once, this long after its last edit …
@@ -46,17 +47,33 @@ class NotebookStore:
     """Notebooks under the server's root: checked paths, locked edits, saves after the answer."""
 
     def __init__(self, contents_manager: Any, root_dir: str | Path) -> None:
-        self.contents = contents_manager
+        """``contents_manager``: the server's, or a function returning it. A function, because an
+        extension loaded after ours may replace it (jupytext does): the one in use is asked for at
+        each call, and wrapped the first time it is seen."""
+        self._contents_of = contents_manager if callable(contents_manager) else (lambda: contents_manager)
         self.root = WorkspaceRoot(root_dir)
         self._locks: dict[str, asyncio.Lock] = {}
         self._held: dict[str, _Held] = {}
         self._writing: set[str] = set()  # being saved by us: the contents manager's own reads must not wait
         self._tasks: set[asyncio.Future[None]] = set()
-        self._get: Any = getattr(contents_manager, "get", None)
-        # an async contents manager (jupyter_server's default) is saved after the answer; a sync one at once
-        self.deferred = inspect.iscoroutinefunction(getattr(contents_manager, "save", None))
-        if self.deferred:
-            self._flush_before_others_read()
+        self._manager: Any = _UNSET
+        self._get: Any = None
+        self._deferred = False
+
+    @property
+    def contents(self) -> Any:
+        manager = self._contents_of()
+        if manager is not self._manager:
+            self._manager, self._get = manager, getattr(manager, "get", None)
+            # an async contents manager (jupyter_server's default) is saved after the answer; a sync one at once
+            self._deferred = inspect.iscoroutinefunction(getattr(manager, "save", None))
+            if self._deferred:
+                self._flush_before_others_read(manager)
+        return manager
+
+    @property
+    def deferred(self) -> bool:
+        return self.contents is not None and self._deferred
 
     # paths -------------------------------------------------------------------
     def api_path(self, path: str, *, notebook: bool = True) -> str:
@@ -116,6 +133,7 @@ class NotebookStore:
         if not await self.exists(api_path):
             raise ToolProblem(f"No notebook {api_path!r} under the server's root (list_notebooks shows what there is)")
         try:
+            self.contents  # noqa: B018 - the manager in use, and its own get
             model = await ensure_async(self._get(api_path, content=True, type="notebook"))
         except Exception as exc:  # noqa: BLE001 - the contents manager raises HTTP errors; the agent gets one line
             raise ToolProblem(f"Cannot read {api_path!r}: {getattr(exc, 'log_message', None) or exc}") from None
@@ -216,10 +234,10 @@ class NotebookStore:
             return None
         return stat.st_mtime_ns, stat.st_size
 
-    def _flush_before_others_read(self) -> None:
+    def _flush_before_others_read(self, contents: Any) -> None:
         """A notebook opened (or renamed) through the server, JupyterLab's tab say, gets our
         unsaved edits first: the contents manager's ``get`` and ``rename`` flush them."""
-        contents, get = self.contents, self.contents.get
+        get = contents.get
         rename: Any = getattr(contents, "rename", None)
 
         async def flushed(path: str) -> None:

@@ -68,9 +68,13 @@ def test_clients_editing_one_notebook_at_once_lose_no_edit(auto_server: RunningS
     assert len({c.id for c in nb.cells}) == len(nb.cells) == 21
 
 
-def test_unsaved_edits_are_written_when_the_server_stops(tmp_path) -> None:
+def test_unsaved_edits_are_written_when_the_notebook_is_opened_and_when_the_server_stops(tmp_path) -> None:
     """With saves put off for a minute (a sitecustomize in the server's path), an edit is read
-    back at once yet not on disk, and SIGTERM writes it before the server exits."""
+    back at once yet not on disk; opening the notebook through the server's contents API (as a
+    JupyterLab tab does; through jupytext's contents manager when it is installed, which
+    replaces the server's after our extension loaded) writes it first, and so does SIGTERM."""
+    import httpx
+
     from .jupyter import start_server
 
     patch = tmp_path / "patch"
@@ -89,12 +93,20 @@ def test_unsaved_edits_are_written_when_the_server_stops(tmp_path) -> None:
         server = start_server(root, "--JupyterBrainMCP.permission=auto")
     finally:
         os.environ.pop("PYTHONPATH") if old is None else os.environ.__setitem__("PYTHONPATH", old)
+
+    def on_disk() -> list[str]:
+        return [c.source for c in nbformat.read(root / "late.ipynb", as_version=4).cells]
+
     try:
         inserted, read = anyio.run(_call_tools, server, [
             ("insert_cell", {"path": "late.ipynb", "source": "y = 2"}),
             ("read_notebook", {"path": "late.ipynb"})], "late-agent", None)
-        assert "y = 2" in read.text
-        assert [c.source for c in nbformat.read(root / "late.ipynb", as_version=4).cells] == ["x = 1"]  # not yet
+        assert "y = 2" in read.text and on_disk() == ["x = 1"]  # answered, not yet saved
+        opened = httpx.get(server.url + "api/contents/late.ipynb?type=notebook&content=1",
+                           headers={"Authorization": f"token {server.token}"}).json()
+        assert [c["source"] for c in opened["content"]["cells"]] == ["x = 1", "y = 2"] == on_disk()
+        anyio.run(_call_tools, server, [("insert_cell", {"path": "late.ipynb", "source": "z = 3"})], "late-agent", None)
+        assert on_disk() == ["x = 1", "y = 2"]
     finally:
         server.stop()
-    assert [c.source for c in nbformat.read(root / "late.ipynb", as_version=4).cells] == ["x = 1", "y = 2"]
+    assert on_disk() == ["x = 1", "y = 2", "z = 3"]
