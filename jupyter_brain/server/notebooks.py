@@ -16,6 +16,7 @@ applied on top, so neither side's change is lost.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import logging
 import os
@@ -34,6 +35,8 @@ from .errors import ToolProblem
 
 log = logging.getLogger("jupyter_brain.server")
 _UNSET = object()
+# Set while we save: the contents manager's own reads inside its save must not wait for our lock.
+_IN_OUR_SAVE: contextvars.ContextVar[bool] = contextvars.ContextVar("jupyter_brain_in_our_save", default=False)
 T = TypeVar("T")
 Change = Callable[[nbformat.NotebookNode], T]
 SAVE_DELAY_S = 0.2  # a burst of edits is saved once, this long after its last edit …
@@ -54,7 +57,6 @@ class NotebookStore:
         self.root = WorkspaceRoot(root_dir)
         self._locks: dict[str, asyncio.Lock] = {}
         self._held: dict[str, _Held] = {}
-        self._writing: set[str] = set()  # being saved by us: the contents manager's own reads must not wait
         self._tasks: set[asyncio.Future[None]] = set()
         self._manager: Any = _UNSET
         self._get: Any = None
@@ -210,7 +212,7 @@ class NotebookStore:
         if held.timer is not None:
             held.timer.cancel()
             held.timer = None
-        self._writing.add(api_path)
+        inside = _IN_OUR_SAVE.set(True)
         try:
             await ensure_async(self.contents.save({"type": "notebook", "format": "json", "content": held.nb}, api_path))
         except Exception:
@@ -218,7 +220,7 @@ class NotebookStore:
                 self._forget(api_path)  # the next read is the file's again
             raise
         finally:
-            self._writing.discard(api_path)
+            _IN_OUR_SAVE.reset(inside)
         held.pending.clear()
         held.stamp = self._stamp(api_path)
 
@@ -242,9 +244,8 @@ class NotebookStore:
 
         async def flushed(path: str) -> None:
             api_path = str(path).strip("/")
-            held = self._held.get(api_path)
-            if held is not None and held.pending and api_path not in self._writing:
-                await self.flush(api_path)
+            if api_path in self._held and not _IN_OUR_SAVE.get():  # waits for a save under way, too:
+                await self.flush(api_path)  # the contents manager writes the file in place
 
         async def get_flushed(path: str, *args: Any, **kwargs: Any) -> Any:
             if kwargs.get("content", args[0] if args else True):

@@ -99,3 +99,28 @@ def test_opening_it_through_the_server_or_stopping_writes_the_edits_first(tmp_pa
     assert asyncio.run(open_then_stop()) == ["x = 1", "opened"]
     assert _on_disk(tmp_path / "c.ipynb") == ["x = 1", "opened", "stopped"]
     assert contents.saves == 2
+
+
+def test_a_read_through_the_server_during_our_save_waits_for_it(tmp_path: Path) -> None:
+    """The contents manager writes a notebook in place: a tab's read beside our save could see
+    half a file (JupyterLab then says "Unreadable Notebook"), so it waits for the save."""
+    _write(tmp_path / "d.ipynb", "x = 1")
+    contents = _contents(tmp_path)
+    save = contents.save
+
+    async def slow(model: dict[str, Any], path: str = "") -> Any:
+        await asyncio.sleep(0.2)  # the file is being written
+        return await save(model, path)
+
+    contents.save = slow
+    store = NotebookStore(contents, tmp_path)
+
+    async def read_during_save() -> list[str]:
+        await store.edit("d.ipynb", _add("y = 2"))
+        saving = asyncio.ensure_future(store.flush("d.ipynb"))
+        await asyncio.sleep(0.05)
+        model = await contents.get("d.ipynb", content=True, type="notebook")
+        await saving
+        return [c.source for c in model["content"].cells]
+
+    assert asyncio.run(read_during_save()) == ["x = 1", "y = 2"]
