@@ -38,10 +38,27 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
     if not settings.enabled:
         serverapp.log.info("jupyter-brain: the MCP endpoint is off (JupyterBrainMCP.enabled = False)")
         return
-    store = NotebookStore(serverapp.contents_manager, serverapp.root_dir)
+    store = NotebookStore(lambda: serverapp.contents_manager, serverapp.root_dir)  # jupytext replaces it after us
     tools = NotebookTools(store, NotebookKernels(serverapp), settings, AuditTrail())
     endpoint = McpEndpoint(tools)
     route = url_path_join(serverapp.base_url, MCP_ROUTE)
     serverapp.web_app.add_handlers(".*$", [(route, McpHandler, {"endpoint": endpoint})])
     serverapp.web_app.settings["jupyter_brain_mcp"] = endpoint
+    _stop_with(serverapp, endpoint)
     serverapp.log.info(f"jupyter-brain: MCP endpoint at {route} (permission: {settings.permission})")
+
+
+def _stop_with(serverapp: Any, endpoint: Any) -> None:
+    """``endpoint.stop()`` (unsaved edits written) when the server shuts down. A module extension
+    has no shutdown hook of its own (only ExtensionApps do), so it runs first in the server's
+    ``cleanup_extensions``, which the server's ``_cleanup`` calls before it stops the kernels."""
+    cleanup = serverapp.cleanup_extensions
+
+    async def cleanup_extensions() -> None:
+        try:
+            await endpoint.stop()
+        except Exception:  # the server's own cleanup must still run
+            serverapp.log.exception("jupyter-brain: stopping the MCP endpoint failed")
+        await cleanup()
+
+    serverapp.cleanup_extensions = cleanup_extensions

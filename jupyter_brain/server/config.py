@@ -41,6 +41,6 @@ class JupyterBrainMCP(Configurable):
     image_max_px = Int(
         768, help="The longer side of a figure read_cell or an execution returns (downscaled when Pillow is there)."
     ).tag(config=True)
-    overview_image_px = Int(384, help="The longer side of a figure in read_notebook, which reads many cells.").tag(
+    overview_image_px = Int(320, help="The longer side of a figure in read_notebook, which reads many cells.").tag(
         config=True)
     max_images_per_result = Int(6, help="Figures one tool result may return as images.").tag(config=True)

@@ -109,6 +109,8 @@ class McpEndpoint:
             self._ready.set()
 
     async def stop(self) -> None:
+        """Unsaved edits written, the session manager stopped: the server is shutting down."""
+        await self.tools.store.flush_all()
         self._stop.set()
         if self._running is not None:
             with contextlib.suppress(Exception):

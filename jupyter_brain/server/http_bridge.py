@@ -37,6 +37,7 @@ class McpHandler(APIHandler):
 
     @web.authenticated
     async def delete(self) -> None:
+        await self.endpoint.tools.store.flush_all()  # the session ends: its edits are on disk when it has ended
         await self._serve()
 
     def on_connection_close(self) -> None:

@@ -24,7 +24,7 @@ from .errors import ToolProblem
 from .gate import Decision, Gate, OutsideSession, Refused, stamp
 from .kernels import Execution, NotebookKernels
 from .notebooks import NotebookStore, cell_position
-from .rendering import Renderer, RenderLimits, cut
+from .rendering import CELL_FORMAT, Renderer, RenderLimits, cut
 from .tool_specs import BY_NAME, Args
 from .variables_code import variables_code
 
@@ -96,9 +96,10 @@ class NotebookTools:
         total = len(nb.cells)
         end = total if args.count is None else min(total, args.start + args.count)
         kernel = nb.metadata.get("kernelspec", {}).get("name", "?")
-        head = f"# {api_path}: {total} cells, kernel {kernel}"
+        head = f"{api_path}: {total} cells, kernel {kernel}"
         if args.start or end < total:
             head += f" (cells {args.start} to {end - 1} shown)"
+        head += f"; {CELL_FORMAT}"
         parts = [head] + [r.cell(i, nb.cells[i], outputs=args.outputs) for i in range(args.start, end)]
         return "\n".join(parts)
 
@@ -111,17 +112,28 @@ class NotebookTools:
     async def _insert_cell(self, session: OutsideSession, args: Any, api_path: str, r: Renderer) -> str:
         make = {"code": nbformat.v4.new_code_cell, "markdown": nbformat.v4.new_markdown_cell,
                 "raw": nbformat.v4.new_raw_cell}[args.cell_type]
-        async with self.store.editing(api_path) as nb:
-            position = cell_position(nb, args.index, None, inserting=True)
-            cell = make(args.source)
-            stamp(cell, session, "insert_cell")
+        cell = make(args.source)
+        stamp(cell, session, "insert_cell")
+
+        applied: list[int] = []
+
+        def insert(nb: nbformat.NotebookNode) -> tuple[int, int]:
+            index = args.index
+            if applied and index is not None and index > len(nb.cells):  # applied again, on a shorter file
+                index = -1
+            position = cell_position(nb, index, None, inserting=True)
             nb.cells.insert(position, cell)
-            count = len(nb.cells)
+            applied.append(position)
+            return position, len(nb.cells)
+
+        position, count = await self.store.edit(api_path, insert, [cell])
         return f"Inserted a {args.cell_type} cell at index {position} (id {cell['id']}); the notebook has {count} cells."
 
     async def _edit_cell(self, session: OutsideSession, args: Any, api_path: str, r: Renderer) -> str:
-        async with self.store.editing(api_path) as nb:
-            position = cell_position(nb, args.index, args.cell_id)
+        target = _Target(args.index, args.cell_id)
+
+        def edit(nb: nbformat.NotebookNode) -> tuple[int, Any, str]:
+            position = target.find(nb)
             cell = nb.cells[position]
             old = _text(cell.get("source", ""))
             cell["source"] = args.source
@@ -129,15 +141,22 @@ class NotebookTools:
                 cell["outputs"] = []
                 cell["execution_count"] = None
             stamp(cell, session, "edit_cell")
+            return position, cell.get("id"), old
+
+        position, cell_id, old = await self.store.edit(api_path, edit)
         diff = "".join(difflib.unified_diff(old.splitlines(True), args.source.splitlines(True), "before", "after", n=1))
-        return f"Edited cell {position} (id {cell['id']}).\n" + cut(self.redact(diff), 2_000)
+        return f"Edited cell {position} (id {cell_id}).\n" + cut(self.redact(diff), 2_000)
 
     async def _delete_cell(self, session: OutsideSession, args: Any, api_path: str, r: Renderer) -> str:
-        async with self.store.editing(api_path) as nb:
-            position = cell_position(nb, args.index, args.cell_id)
+        target = _Target(args.index, args.cell_id)
+
+        def delete(nb: nbformat.NotebookNode) -> tuple[int, Any, int]:
+            position = target.find(nb)
             cell = nb.cells.pop(position)
-            count = len(nb.cells)
-        return f"Deleted cell {position} (id {cell.get('id')}); the notebook has {count} cells."
+            return position, cell.get("id"), len(nb.cells)
+
+        position, cell_id, count = await self.store.edit(api_path, delete)
+        return f"Deleted cell {position} (id {cell_id}); the notebook has {count} cells."
 
     async def _create_notebook(self, session: OutsideSession, args: Any, api_path: str, r: Renderer) -> str:
         specs = (await _maybe_await(self.kernels.specs.get_all_specs())) or {}
@@ -158,12 +177,17 @@ class NotebookTools:
         cell_id = cell.get("id")
         kernel_id = await self.kernels.kernel_for(api_path, nb.metadata.get("kernelspec", {}).get("name"))
         run = await self.kernels.execute(kernel_id, _text(cell.get("source", "")), self._timeout(args.timeout))
-        async with self.store.editing(api_path) as saved:  # the cell may have moved meanwhile: found by id
-            target = next((c for c in saved.cells if c.get("id") == cell_id), None)
+        ran = nbformat.v4.new_code_cell(outputs=run.outputs, execution_count=run.execution_count)
+
+        def record(nb: nbformat.NotebookNode) -> bool:  # the cell may have moved meanwhile: found by id
+            target = next((c for c in nb.cells if c.get("id") == cell_id), None)
             if target is not None:
                 target["outputs"] = run.outputs
                 target["execution_count"] = run.execution_count
-        where = f"cell {position} (id {cell_id})" + ("" if target is not None else " — deleted meanwhile, not saved")
+            return target is not None
+
+        found = await self.store.edit(api_path, record, [ran])
+        where = f"cell {position} (id {cell_id})" + ("" if found else " — deleted meanwhile, not saved")
         return self._execution_text(where, run, r)
 
     async def _execute_code(self, session: OutsideSession, args: Any, api_path: str, r: Renderer) -> str:
@@ -207,6 +231,19 @@ class NotebookTools:
         if run.note:
             lines.append(run.note)
         return "\n".join(lines)
+
+
+class _Target:
+    """The cell an edit names: by index or id the first time, by the id it had ever after (an
+    edit applied again, on a file changed meanwhile, must find the same cell)."""
+
+    def __init__(self, index: int | None, cell_id: str | None) -> None:
+        self.index, self.cell_id = index, cell_id
+
+    def find(self, nb: nbformat.NotebookNode) -> int:
+        position = cell_position(nb, self.index, self.cell_id)
+        self.cell_id = nb.cells[position].get("id") or self.cell_id
+        return position
 
 
 def _parse(model: type[Args], arguments: dict[str, Any], tool: str) -> Any:

@@ -21,6 +21,7 @@ ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 TEXT_TYPES = ("text/plain", "text/markdown", "text/latex", "application/json")
 TRACEBACK_LINES = 12
+CELL_FORMAT = "each cell: [index id, its type unless code], its source, then → each output"
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,8 @@ class Renderer:
     # cells --------------------------------------------------------------------
     def cell(self, index: int, cell: Any, *, outputs: bool = True, max_chars: int | None = None) -> str:
         kind = cell.get("cell_type", "code")
-        head = f"[{index}] {kind} {cell.get('id', '?')}"  # index, type, id: what an edit names
+        # index and id, what an edit names; the type when not code (read_notebook's CELL_FORMAT says so once)
+        head = f"[{index} {cell.get('id', '?')}" + ("]" if kind == "code" else f" {kind}]")
         provenance = (cell.get("metadata", {}).get("jupyter_brain") or {}).get("provenance")
         if provenance:
             head += f" (by {provenance.get('client', 'an agent')})"

@@ -139,10 +139,10 @@ class LabServer:
             raise error
 
 
-def serve_lab(python: str, tmp_path_factory, prefix: str):
-    """Start ``python -m jupyterlab`` on a fresh root folder; yields a ``LabServer`` once it
-    answers, and stops it afterwards. No keys in its environment, no news toast; the
-    kernel ``TEST_KERNEL`` runs this (the test environment's) Python."""
+def serve_lab(python: str, tmp_path_factory, prefix: str, extra_args: tuple[str, ...] = ()):
+    """Start ``python -m jupyterlab`` on a fresh root folder (``extra_args`` added to its command
+    line); yields a ``LabServer`` once it answers, and stops it afterwards. No keys in its
+    environment, no news toast; the kernel ``TEST_KERNEL`` runs this (the test environment's) Python."""
     root = tmp_path_factory.mktemp(f"{prefix}-root")
     workspaces = tmp_path_factory.mktemp(f"{prefix}-workspaces")
     settings = tmp_path_factory.mktemp(f"{prefix}-settings")
@@ -173,6 +173,7 @@ def serve_lab(python: str, tmp_path_factory, prefix: str):
             "--LabApp.expose_app_in_browser=True", f"--LabApp.workspaces_dir={workspaces}",
             f"--LabApp.user_settings_dir={settings}",
             f"--ServerApp.root_dir={root}", "--LabApp.news_url=", "--LabServerApp.announcements_url=",
+            *extra_args,
         ],
         stdout=log, stderr=subprocess.STDOUT, env=env, cwd=root,
     )

@@ -138,3 +138,25 @@ def write_notebook(path: Path, sources: list[str | tuple[str, str]], outputs: di
             cell.outputs = outputs[i]
         nb.cells.append(cell)
     nbformat.write(nb, path)
+
+
+SAVED_WITHIN_S = 30  # the server saves an agent's edits a moment after it answers (SAVE_MAX_DELAY_S), sooner when idle
+
+
+def saved_notebook(path: Path, ready: Any) -> Any:
+    """The notebook file once ``ready(nb)`` holds, or as it is after ``SAVED_WITHIN_S`` (the test's
+    asserts then say what is missing): edits are answered first and saved just after."""
+    import nbformat
+
+    deadline = time.monotonic() + SAVED_WITHIN_S
+    while True:
+        late = time.monotonic() > deadline
+        try:
+            nb = nbformat.read(path, as_version=4)
+        except (OSError, ValueError):  # being written at that instant: read again
+            if late:
+                raise
+            nb = None
+        if nb is not None and (late or ready(nb)):
+            return nb
+        time.sleep(0.1)

@@ -134,11 +134,11 @@ def test_a_notebook_is_saved_only_when_valid(tmp_path: Path) -> None:
             Contents.saved += 1
 
     store = NotebookStore(Contents(), tmp_path)
+    assert not store.deferred  # a sync contents manager is saved at once
+    broken = nbformat.from_dict({"cell_type": "code", "id": "c1", "metadata": {}})  # no source
 
-    async def broken_edit() -> None:
-        async with store.editing("x.ipynb") as nb:
-            nb.cells.append(nbformat.from_dict({"cell_type": "code", "id": "c1", "metadata": {}}))  # no source
-
-    with pytest.raises(ToolProblem, match="invalid, so it was not saved"):
-        asyncio.run(broken_edit())
+    with pytest.raises(ToolProblem, match="invalid, so it was not made"):
+        asyncio.run(store.edit("x.ipynb", lambda nb: nb.cells.append(broken), [broken]))
     assert Contents.saved == 0
+    asyncio.run(store.edit("x.ipynb", lambda nb: nb.cells.append(nbformat.v4.new_code_cell("1"))))
+    assert Contents.saved == 1

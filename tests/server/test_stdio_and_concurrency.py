@@ -10,7 +10,7 @@ import anyio
 import nbformat
 import pytest
 
-from .jupyter import RunningServer, _call_tools, write_notebook
+from .jupyter import RunningServer, _call_tools, saved_notebook, write_notebook
 
 pytestmark = pytest.mark.kernel
 
@@ -41,7 +41,7 @@ def test_the_stdio_form_proxies_to_the_server_named_by_url(auto_server: RunningS
                                      str(auto_server.root), _env(auto_server))
     assert "execute_cell" in names and len(names) == 11
     assert "Inserted a code cell" in inserted and "42" in ran
-    cell = nbformat.read(auto_server.root / "s.ipynb", as_version=4).cells[-1]
+    cell = saved_notebook(auto_server.root / "s.ipynb", lambda nb: nb.cells and nb.cells[-1].outputs).cells[-1]
     assert cell.metadata["jupyter_brain"]["provenance"]["client"] == "stdio-agent"  # the client's own name passes
 
 
@@ -61,8 +61,52 @@ def test_clients_editing_one_notebook_at_once_lose_no_edit(auto_server: RunningS
                 group.start_soon(_call_tools, auto_server, calls, f"agent-{client}", None)
 
     anyio.run(many)
-    nb = nbformat.read(auto_server.root / "shared.ipynb", as_version=4)
+    nb = saved_notebook(auto_server.root / "shared.ipynb", lambda nb: len(nb.cells) == 21)
     nbformat.validate(nb)
     sources = {c.source for c in nb.cells}
     assert sources == {"start = 0"} | {f"c{c}_{i} = {i}" for c in range(4) for i in range(5)}
     assert len({c.id for c in nb.cells}) == len(nb.cells) == 21
+
+
+def test_unsaved_edits_are_written_when_the_notebook_is_opened_and_when_the_server_stops(tmp_path) -> None:
+    """With saves put off for a minute (a sitecustomize in the server's path), an edit is read
+    back at once yet not on disk; opening the notebook through the server's contents API (as a
+    JupyterLab tab does; through jupytext's contents manager when it is installed, which
+    replaces the server's after our extension loaded) writes it first, and so does SIGTERM."""
+    import httpx
+
+    from .jupyter import start_server
+
+    patch = tmp_path / "patch"
+    patch.mkdir()
+    (patch / "sitecustomize.py").write_text(
+        "import sys\n"
+        "if 'jupyter_server' in ' '.join(sys.argv):\n"
+        "    import jupyter_brain.server.notebooks as n\n"
+        "    n.SAVE_DELAY_S = n.SAVE_MAX_DELAY_S = 60.0\n")
+    root = tmp_path / "root"
+    root.mkdir()
+    write_notebook(root / "late.ipynb", ["x = 1"])
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(patch), old) if p)
+    try:
+        server = start_server(root, "--JupyterBrainMCP.permission=auto")
+    finally:
+        os.environ.pop("PYTHONPATH") if old is None else os.environ.__setitem__("PYTHONPATH", old)
+
+    def on_disk() -> list[str]:
+        return [c.source for c in nbformat.read(root / "late.ipynb", as_version=4).cells]
+
+    try:
+        inserted, read = anyio.run(_call_tools, server, [
+            ("insert_cell", {"path": "late.ipynb", "source": "y = 2"}),
+            ("read_notebook", {"path": "late.ipynb"})], "late-agent", None)
+        assert "y = 2" in read.text and on_disk() == ["x = 1"]  # answered, not yet saved
+        opened = httpx.get(server.url + "api/contents/late.ipynb?type=notebook&content=1",
+                           headers={"Authorization": f"token {server.token}"}).json()
+        assert [c["source"] for c in opened["content"]["cells"]] == ["x = 1", "y = 2"] == on_disk()
+        anyio.run(_call_tools, server, [("insert_cell", {"path": "late.ipynb", "source": "z = 3"})], "late-agent", None)
+        assert on_disk() == ["x = 1", "y = 2"]
+    finally:
+        server.stop()
+    assert on_disk() == ["x = 1", "y = 2", "z = 3"]
