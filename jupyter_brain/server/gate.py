@@ -43,12 +43,15 @@ class Decision:
 
 
 class Gate:
-    def __init__(self, permission: str, max_executions: int) -> None:
+    def __init__(self, permission: str, max_executions: int, closed: str | None = None) -> None:
         self.permission = permission
         self.max_executions = max_executions
+        self.closed = closed  # the admin's policy refuses every call (``policy.py``): why
 
     def check(self, session: OutsideSession, tool: str, effect: Effect) -> Decision:
         """Allowed, or a ``ToolProblem`` that says why not and how to allow."""
+        if self.closed is not None:
+            raise Refused(Decision(False, "refused: policy"), f"{tool} refused: {self.closed}.")
         if effect == "read":
             return Decision(True, "read")
         if self.permission == "read-only":

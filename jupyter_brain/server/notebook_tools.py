@@ -24,6 +24,7 @@ from .errors import ToolProblem
 from .gate import Decision, Gate, OutsideSession, Refused, stamp
 from .kernels import Execution, NotebookKernels
 from .notebooks import NotebookStore, cell_position
+from .policy import endpoint_policy
 from .rendering import CELL_FORMAT, Renderer, RenderLimits, cut
 from .tool_specs import BY_NAME, Args
 from .variables_code import variables_code
@@ -44,7 +45,8 @@ class NotebookTools:
         self.settings = settings
         self.redact = Redactor()
         self.audit = audit or AuditTrail(self.redact)
-        self.gate = Gate(settings.permission, settings.max_executions_per_session)
+        policy = endpoint_policy(settings.permission)  # the admin's, if any (issue #38)
+        self.gate = Gate(policy.permission, settings.max_executions_per_session, policy.closed)
 
     def renderer(self, *, overview: bool = False) -> Renderer:
         """read_notebook's (many cells: outputs and figures smaller) or one cell's."""
