@@ -209,3 +209,16 @@ def test_an_outside_agent_engine_is_refused_when_the_policy_says_outside_agents_
     shell.user_ns["bot"] = ScriptedProvider(["fine"])
     shell.run_cell_magic("agent", "--provider bot", "hello")
     assert shell.user_ns["_agent"].text == "fine"
+
+
+def test_send_outputs_false_refuses_agent_fix_before_anything_is_sent(governed_shell, write_policy):
+    """``%agent fix`` sends a traceback (a cell's output) and the values the cell touches."""
+    path = write_policy({"send_outputs": False})
+    shell = governed_shell(path)
+    bot = ScriptedProvider(["```python\nx = 1\n```"])
+    shell.user_ns["bot"] = bot
+    shell.run_line_magic("config", "AgentMagics.provider = 'bot'")
+    shell.run_cell("1 / 0")
+    with pytest.raises(UsageError, match=rf"%agent fix: not allowed by the policy {path} \(send_outputs: false\)"):
+        shell.run_line_magic("agent", "fix")
+    assert bot.calls == []

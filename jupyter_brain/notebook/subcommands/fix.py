@@ -19,6 +19,7 @@ def cmd_fix(magics: Any, rest: list[str]) -> None:
         apply_fix(magics.shell, getattr(magics, "last_fix", None))
         return
     error = pick_error(magics.cell_errors, rest)
+    _outputs_allowed(magics)
     user_ns = magics.shell.user_ns if magics.shell is not None else {}
     run_agent_cell(magics, "", fix_prompt(error, user_ns), interpolate_prompt=False)
     result = user_ns.get("_agent")
@@ -35,3 +36,14 @@ def cmd_fix(magics: Any, rest: list[str]) -> None:
     print(f"Proposed fix of In [{error.execution_count}] ({error.error_type}):\n")
     print(diff)
     print("%agent fix --apply puts it in a new cell below; to discard it, do nothing.")
+
+
+def _outputs_allowed(magics: Any) -> None:
+    """A fix sends the failing cell's traceback and the values it touches: not under an admin's
+    ``send_outputs: false`` (issue #38), refused before anything is sent."""
+    from ..governance import kernel_governance
+
+    governance = kernel_governance(magics)
+    if governance.rules is not None and not governance.send_outputs:
+        raise UsageError(f"%agent fix: not allowed by the policy {governance.rules.source} (send_outputs: false): "
+                         "it would send the failing cell's traceback and the values it touches to the model")
