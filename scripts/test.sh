@@ -227,8 +227,9 @@ phoenix_tests() {
 # (which replays, as a user's Run All does). About 5.5 min of wall time on a loaded 2-core machine.
 # (memory_and_tracing's provider-chain turn says --replay auto: its recording keeps the backup's
 # answer, not the primary's failure, so a live run would show a fallback its saved transcript lacks.)
-live_notebooks() {
-  JUPYTER_BRAIN_REPLAY=off "${PYTEST[@]}" notebooks --nbval --nbval-sanitize-with notebooks/nbval_sanitize.cfg \
+live_notebooks() {  # plus notebooks/nbval_sanitize_live.cfg's rules (what differs live between checkouts)
+  cat notebooks/nbval_sanitize.cfg notebooks/nbval_sanitize_live.cfg >build/nbval_sanitize_live.cfg
+  JUPYTER_BRAIN_REPLAY=off "${PYTEST[@]}" notebooks --nbval --nbval-sanitize-with build/nbval_sanitize_live.cfg \
     -m kernel -q "$@"
 }
 tests_lane() {

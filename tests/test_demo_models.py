@@ -119,7 +119,7 @@ def test_the_eval_notebooks_closing_answer_is_prose_and_its_listing_ends_at_a_wo
     messages = [{"role": "system", "content": "You are jupyter-brain."}, {"role": "user", "content": question}]
     first = model.generate(messages, [])
     (call,) = first.tool_calls
-    assert "Thought:" not in first.text and "textwrap.shorten" in call.arguments["code"]
+    assert "Thought:" not in first.text and "shorten(r.reason, 70, placeholder=" in call.arguments["code"]
     reason = "check: (people.age_group == 'senior').sum() == (people.age >= 60).sum() is np.False_"
     assert textwrap.shorten(reason, 70, placeholder=" …").endswith("(people.age >= …")
     messages += [{"role": "assistant", "content": first.text},

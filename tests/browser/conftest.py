@@ -221,8 +221,11 @@ def lab(lab_server):
     lab_server.reset()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser():
+    """One Chromium for the browser tests, stopped after the last of them: Playwright's sync API
+    keeps an asyncio loop running on the main thread while it is open, and the kernel step's
+    later tests (the MCP endpoint's clients, nbval's kernel client) run loops of their own there."""
     from playwright.sync_api import expect, sync_playwright
 
     expect.set_options(timeout=WAIT_MS)

@@ -70,7 +70,7 @@ def test_a_turn_calls_an_mcp_tool(shell, capsys):
     capsys.readouterr()
     shell.run_line_magic("agent", "mcp list")
     out = capsys.readouterr().out
-    assert f"demo    stdio  running  14     python {DEMO}" in out
+    assert f"demo    stdio  running  15     python {DEMO}" in out
     shell.run_line_magic("agent", "tools")
     out = capsys.readouterr().out
     assert "demo__lookup" in out and "demo__delete_item write    ask" in out
