@@ -28,7 +28,7 @@ step() {
 # it ends. A run that fails before the lanes are reported (the kernel step failed) shows the
 # end of their logs, so what they had found so far is not lost.
 background=()
-LANE_LOGS=(checks fast-tests live-notebooks phoenix-tests local-model-tests)  # build/NAME.log and .rc
+LANE_LOGS=(browser-tests checks fast-tests live-notebooks phoenix-tests local-model-tests)  # build/NAME.log and .rc
 REPORTED=""  # the background tests' logs already printed whole
 on_exit() {
   local rc=$? group name log
@@ -103,6 +103,20 @@ setsid nice -n 10 bash -c '"$0" scripts/phoenix_env.py; echo $? >build/phoenix-e
   >build/phoenix-env.log 2>&1 &
 background+=("$!")
 
+# The Node programs the tests run, each folder's exact versions in its package-lock.json,
+# installed in the background (mostly downloads and disk; nothing is built) and waited for
+# before the tests: the third-party MCP servers of tests/mcp_client (server-everything,
+# -filesystem, -memory; in CI their tests fail, not skip, when missing), the MCP Inspector CLI
+# that tests/server drives our own endpoint with (#35), the ACP agent of tests/engines
+# (claude-code-acp, #36) and JupyterHub's proxy for tests/governance/test_hub.py (#38).
+rm -f build/test-npm.rc
+setsid bash -c 'installs() {
+  for d in tests/mcp_client/npm tests/server/npm tests/engines/npm tests/governance/npm; do
+    echo "npm ci in $d"; (cd "$d" && npm ci --no-audit --no-fund --loglevel=error) || return 1
+  done
+}; installs >build/test-npm.log 2>&1; echo $? >build/test-npm.rc' &
+background+=("$!")
+
 # The environment of scripts/lab.sh, built from a fresh clone of this commit exactly as a
 # newcomer gets it, runs every example notebook (scripts/check_newcomer.py); in the
 # background too, at lower priority than the steps it is waited for after, its log printed
@@ -126,18 +140,6 @@ step "widgets: npm ci, build"
 # the lint, beside the tests below.)
 (cd js && npm ci --no-audit --no-fund --loglevel=error && npm run build)
 
-# The third-party MCP servers tests/mcp_client runs with the machine's Node (server-everything,
-# -filesystem, -memory; exact versions in tests/mcp_client/npm/package-lock.json). In CI their
-# tests fail, not skip, when this folder is not installed.
-step "MCP test servers: npm ci"
-(cd tests/mcp_client/npm && npm ci --no-audit --no-fund --loglevel=error)
-# The MCP Inspector CLI that tests/server drives jupyter-brain's own endpoint with (issue #35).
-(cd tests/server/npm && npm ci --no-audit --no-fund --loglevel=error)
-# The ACP agent tests/engines runs (issue #36): claude-code-acp, exact version in its lock.
-step "ACP test agent: npm ci"
-(cd tests/engines/npm && npm ci --no-audit --no-fund --loglevel=error)
-step "JupyterHub's proxy for tests/governance/test_hub.py: npm ci"
-(cd tests/governance/npm && npm ci --no-audit --no-fund --loglevel=error)
 
 # The JupyterLab extension (js/lab, its own node_modules; `jupyter labextension build` comes
 # from the venv's jupyterlab).
@@ -185,8 +187,8 @@ SEED=${SEED:-$(((RANDOM << 15) | RANDOM))}
 #   once llama.cpp's build is done.
 # (Before, the lint, the vitest suites and the wait for llama.cpp's build came first, and the
 # Phoenix and local model tests after the kernel step.)
-# Everything that starts a kernel or a browser is in the kernel step (the notebooks under
-# nbval are marked kernel by notebooks/conftest.py).
+# Everything that starts a kernel is in the kernel step (the notebooks under nbval are marked
+# kernel by notebooks/conftest.py), everything that drives a browser in its lane beside it.
 part() {  # part NAME COMMAND...: the command's output to build/NAME.log, its status to .rc
   local name=$1; shift
   "$@" >"build/$name.log" 2>&1
@@ -232,25 +234,36 @@ live_notebooks() {  # plus notebooks/nbval_sanitize_live.cfg's rules (what diffe
   JUPYTER_BRAIN_REPLAY=off "${PYTEST[@]}" notebooks --nbval --nbval-sanitize-with build/nbval_sanitize_live.cfg \
     -m kernel -q "$@"
 }
+browser_tests() {  # real JupyterLab (the wheel's venv, JUPYTER_BRAIN_LAB_PYTHON) in headless Debian Chromium
+  "${PYTEST[@]}" tests/browser -m browser "$@"
+}
 tests_lane() {
   part fast-tests "${PYTEST[@]}" -p randomly --randomly-seed="$SEED" --clock 2027-07-15T12:00:00 -q "${FAST[@]}"
   part live-notebooks live_notebooks "$@"
   part phoenix-tests phoenix_tests "$@"
   part local-model-tests local_model_tests "$@"
 }
-step "kernel tests, notebooks (nbval) and browser checks; beside them: vitest, ruff and mypy; the fast tests, Phoenix's, the local model's"
+until [ -e build/test-npm.rc ]; do sleep 2; done
+[ "$(cat build/test-npm.rc)" = 0 ] || { echo "npm ci of the tests' Node programs failed:"; cat build/test-npm.log; exit 1; }
+
+step "kernel tests and notebooks (nbval); beside them: the browser checks, vitest, ruff and mypy; the fast tests, Phoenix's, the local model's"
 # Process groups of their own (setsid), so that they end with this script; at a lower CPU
 # priority than the kernel step, whose waits are the run's longest path: the lanes take the
 # CPU time it leaves (alone it keeps one core 75-85 % busy).
+# The browser checks (JupyterLab + Chromium, tests/browser) run in a pytest process of their own
+# beside the kernel tests, at the same priority: both mostly wait (on kernels, the page, the
+# server), so together they keep the cores busier than one after the other did (sequential, the
+# two took about 21 minutes, the browser checks two thirds of it).
 LANES=()
-for lane in "part checks checks" tests_lane; do
-  setsid nice -n 10 bash -c "$(declare -f part checks docs_site after phoenix_tests local_model_tests live_notebooks tests_lane)
+for lane in "part checks checks" tests_lane "part browser-tests browser_tests"; do
+  case $lane in *browser*) niceness=0 ;; *) niceness=10 ;; esac
+  setsid nice -n "$niceness" bash -c "$(declare -f part checks docs_site after phoenix_tests local_model_tests live_notebooks tests_lane browser_tests)
 $(declare -p PYTEST FAST SEED VENV LLAMA_CMAKE_ARGS local_model_reqs); $lane \"\$@\"" lane "$@" &
   LANES+=("$!")
   background+=("$!")
 done
 "${PYTEST[@]}" tests notebooks --nbval --nbval-sanitize-with notebooks/nbval_sanitize.cfg \
-  --ignore=tests/local_model -m "kernel or browser" "$@"
+  --ignore=tests/local_model --ignore=tests/browser -m "kernel or browser" "$@"
 wait "${LANES[@]}"
 
 report() {  # the lane's part NAME: its output, and the run ends here if it failed
@@ -258,6 +271,8 @@ report() {  # the lane's part NAME: its output, and the run ends here if it fail
   REPORTED+=" build/$1.log"
   [ "$(cat "build/$1.rc" 2>/dev/null || echo 1)" = 0 ] || exit 1
 }
+step "the browser checks in real JupyterLab and Chromium, run beside the kernel step"
+report browser-tests
 step "vitest (widgets, JupyterLab extension), ruff, mypy and the docs site, run beside the kernel step"
 report checks
 step "the fast tests, in random order (seed $SEED) on a summer clock (2027-07-15), run beside the kernel step"
