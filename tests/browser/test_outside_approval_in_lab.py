@@ -119,3 +119,22 @@ def test_ask_cards_approve_and_deny_an_outside_agents_calls(ask_lab, page) -> No
     expect(cells.nth(0).locator(".jb-provenance-badge")).to_have_count(0)
     expect(cells.nth(1).locator(".jp-OutputArea")).to_contain_text("answer 42")
     screenshot(page, "outside_provenance_badge")
+
+
+def test_a_notebook_no_tab_shows_is_asked_in_a_dialog(ask_lab, page) -> None:
+    base, root = ask_lab.base, ask_lab.root
+    write_notebook(root, "open.ipynb", ["x = 1"])
+    open_notebook(page, base, "open.ipynb")
+    page.wait_for_function("() => (document.body.dataset.jbApprovalsSynced || '').includes('open.ipynb')")
+    agent = Agent(base + "/jupyter-brain/mcp", [("create_notebook", {"path": "made.ipynb"})])
+    agent.start()
+
+    dialog = page.locator(".jp-Dialog", has=page.locator(".jb-outside-approval"))
+    expect(dialog.locator(".jp-Dialog-header")).to_have_text("claude-code asks to create the notebook made.ipynb")
+    expect(dialog.locator(".jb-approval-tool")).to_have_text("create_notebook")
+    screenshot(page, "outside_approval_dialog", stable=".jp-Dialog-content")
+    dialog.locator("button.jp-mod-accept").click()
+    agent.join(WAIT_S)
+    assert agent.error is None, repr(agent.error)
+    assert not agent.replies[0].is_error and "Created made.ipynb" in agent.replies[0].text
+    assert (root / "made.ipynb").is_file()

@@ -211,8 +211,21 @@ export class OutsideApprovals {
   private _cardIn(panel: NotebookPanel, request: IOutsideRequest): Widget {
     const widget = new Widget();
     widget.addClass('jb-outside-approval-host');
-    widget.node.appendChild(renderOutsideCard(request, this._decide(request.id)));
+    const card = renderOutsideCard(request, this._decide(request.id));
+    widget.node.appendChild(card);
     panel.contentHeader.addWidget(widget);
+    // The header is a Lumino BoxPanel: it is as tall as its children's min-height says, so the
+    // card's height is passed on as its host's min-height, and the panel's layout fitted again.
+    const fit = () => {
+      if (!widget.isDisposed) {
+        widget.node.style.minHeight = `${card.offsetHeight}px`;
+        panel.contentHeader.fit();
+      }
+    };
+    const observer = new ResizeObserver(fit);
+    observer.observe(card);
+    widget.disposed.connect(() => observer.disconnect());
+    requestAnimationFrame(fit);
     return widget;
   }
 
@@ -222,7 +235,8 @@ export class OutsideApprovals {
     const dialog = new Dialog({
       title: `${request.client} asks to ${request.title}`,
       body,
-      buttons: [Dialog.cancelButton({ label: 'Deny' }), Dialog.okButton({ label: 'Approve' })]
+      buttons: [Dialog.cancelButton({ label: 'Deny' }), Dialog.okButton({ label: 'Approve' })],
+      defaultButton: 0 // Enter denies: approving takes a click
     });
     dialog
       .launch()
