@@ -3,10 +3,11 @@ claude-code, calls insert_cell, execute_cell and edit_cell on the notebook the u
 under the endpoint's default permission. Each call waits on a card above the notebook: the
 insert's diff, the cell's code; Approve inserts and runs it (in the tab's kernel), Deny gives
 the agent the denial. Reloaded from disk, the inserted cell carries the "✎ claude-code" badge.
-Screenshots: outside_approval_{insert,execute}.png, outside_provenance_badge.png."""
+Screenshots: outside_approval_{insert,execute,dialog}.png, outside_provenance_badge{,_active}.png."""
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
 from typing import Any
@@ -119,6 +120,9 @@ def test_ask_cards_approve_and_deny_an_outside_agents_calls(ask_lab, page) -> No
     expect(cells.nth(0).locator(".jb-provenance-badge")).to_have_count(0)
     expect(cells.nth(1).locator(".jp-OutputArea")).to_contain_text("answer 42")
     screenshot(page, "outside_provenance_badge")
+    page.evaluate("() => { window.jupyterapp.shell.currentWidget.content.activeCellIndex = 1; }")
+    expect(cells.nth(1)).to_have_class(re.compile("jp-mod-active"))
+    screenshot(page, "outside_provenance_badge_active")  # the badge left of the cell's toolbar
 
 
 def test_a_notebook_no_tab_shows_is_asked_in_a_dialog(ask_lab, page) -> None:
