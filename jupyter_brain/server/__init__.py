@@ -27,6 +27,8 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
     """Add the MCP route to ``serverapp``; its pieces are built here, once per server."""
     from jupyter_server.utils import url_path_join
 
+    from .approval_handlers import approval_handlers
+    from .approvals import Approvals
     from .audit import AuditTrail
     from .endpoint import McpEndpoint
     from .http_bridge import McpHandler
@@ -39,10 +41,12 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
         serverapp.log.info("jupyter-brain: the MCP endpoint is off (JupyterBrainMCP.enabled = False)")
         return
     store = NotebookStore(lambda: serverapp.contents_manager, serverapp.root_dir)  # jupytext replaces it after us
-    tools = NotebookTools(store, NotebookKernels(serverapp), settings, AuditTrail())
+    approvals = Approvals(settings.approval_timeout)
+    tools = NotebookTools(store, NotebookKernels(serverapp), settings, AuditTrail(), approvals)
     endpoint = McpEndpoint(tools)
     route = url_path_join(serverapp.base_url, MCP_ROUTE)
-    serverapp.web_app.add_handlers(".*$", [(route, McpHandler, {"endpoint": endpoint})])
+    serverapp.web_app.add_handlers(".*$", [(route, McpHandler, {"endpoint": endpoint}),
+                                           *approval_handlers(serverapp.base_url, approvals)])
     serverapp.web_app.settings["jupyter_brain_mcp"] = endpoint
     _stop_with(serverapp, endpoint)
     serverapp.log.info(f"jupyter-brain: MCP endpoint at {route} (permission: {settings.permission})")

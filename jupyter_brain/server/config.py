@@ -18,8 +18,12 @@ class JupyterBrainMCP(Configurable):
     enabled = Bool(True, help="Serve the MCP endpoint at {base_url}jupyter-brain/mcp.").tag(config=True)
     permission = CaselessStrEnum(
         PERMISSIONS, default_value="ask",
-        help="read-only: reading only; ask: each edit or execution is approved in the open notebook "
-             "(refused at once when no browser is attached); auto: edits and executions are allowed.",
+        help="read-only: reading only; ask: each edit or execution waits for Approve or Deny on a card in "
+             "JupyterLab (refused at once when no JupyterLab with the extension is attached); auto: edits and "
+             "executions are allowed.",
+    ).tag(config=True)
+    approval_timeout = Float(
+        120.0, help="Seconds an ask-mode call waits for the user's Approve or Deny before it is refused."
     ).tag(config=True)
     max_executions_per_session = Int(
         200, help="Executions (execute_cell, execute_code, variable look-ups) one MCP session may make; 0: no limit."

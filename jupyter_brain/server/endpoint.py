@@ -109,7 +109,9 @@ class McpEndpoint:
             self._ready.set()
 
     async def stop(self) -> None:
-        """Unsaved edits written, the session manager stopped: the server is shutting down."""
+        """Waiting approvals refused, unsaved edits written, the session manager stopped: the server is shutting down."""
+        if self.tools.gate.approvals is not None:
+            self.tools.gate.approvals.close()
         await self.tools.store.flush_all()
         self._stop.set()
         if self._running is not None:

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from jupyter_brain.agent.redact import Redactor
 
+from .approvals import Approvals
 from .audit import AuditTrail
 from .config import JupyterBrainMCP
 from .errors import ToolProblem
@@ -25,6 +26,7 @@ from .gate import Decision, Gate, OutsideSession, Refused, stamp
 from .kernels import Execution, NotebookKernels
 from .notebooks import NotebookStore, cell_position
 from .policy import endpoint_policy
+from .previews import approval_request
 from .rendering import CELL_FORMAT, Renderer, RenderLimits, cut
 from .tool_specs import BY_NAME, Args
 from .variables_code import variables_code
@@ -39,14 +41,14 @@ class Outcome:
 
 class NotebookTools:
     def __init__(self, store: NotebookStore, kernels: NotebookKernels, settings: JupyterBrainMCP,
-                 audit: AuditTrail | None = None) -> None:
+                 audit: AuditTrail | None = None, approvals: Approvals | None = None) -> None:
         self.store = store
         self.kernels = kernels
         self.settings = settings
         self.redact = Redactor()
         self.audit = audit or AuditTrail(self.redact)
         policy = endpoint_policy(settings.permission)  # the admin's, if any (issue #38)
-        self.gate = Gate(policy.permission, settings.max_executions_per_session, policy.closed)
+        self.gate = Gate(policy.permission, settings.max_executions_per_session, policy.closed, approvals)
 
     def renderer(self, *, overview: bool = False) -> Renderer:
         """read_notebook's (many cells: outputs and figures smaller) or one cell's."""
@@ -69,6 +71,9 @@ class NotebookTools:
             api_path = self.store.api_path(args.path) if hasattr(args, "path") else None
             folder = self.store.real_path(api_path).parent if api_path else None
             decision = self.gate.check(session, name, spec.effect)
+            if decision.how == "ask":  # the card in JupyterLab: the diff or the code, Approve or Deny
+                request = await approval_request(self.store, session, name, spec.effect, args, api_path or "", self.redact)
+                decision = await self.gate.ask(session, request)
             renderer = self.renderer(overview=name == "read_notebook")
             text = await getattr(self, "_" + name)(session, args, api_path, renderer)
             rendered = renderer.result(text)

@@ -159,6 +159,7 @@ def serve_lab(python: str, tmp_path_factory, prefix: str, extra_args: tuple[str,
         "display_name": "Python 3 (ipykernel)", "language": "python",
     }))
     port = _free_port()
+    extra_args = (*extra_args, *_own_labextension(tmp_path_factory, prefix))
     log = open(tmp_path_factory.mktemp(f"{prefix}-log") / "lab.log", "w")
     env = {**os.environ, "JUPYTER_PLATFORM_DIRS": "1",
            "JUPYTER_PATH": os.pathsep.join(filter(None, [str(data), os.environ.get("JUPYTER_PATH")]))}
@@ -201,6 +202,20 @@ def serve_lab(python: str, tmp_path_factory, prefix: str, extra_args: tuple[str,
     except subprocess.TimeoutExpired:
         proc.kill()
     log.close()
+
+
+def _own_labextension(tmp_path_factory, prefix: str) -> tuple[str, ...]:
+    """``$JUPYTER_BRAIN_LABEXTENSION`` (a built ``jupyter_brain/labextension``, e.g. a worktree's)
+    served in place of the one installed beside the server's Python: an extra labextensions
+    folder, which JupyterLab reads before its installed ones. Unset: the installed one."""
+    built = os.environ.get("JUPYTER_BRAIN_LABEXTENSION")
+    if not built:
+        return ()
+    if not (Path(built) / "package.json").is_file():
+        pytest.fail(f"JUPYTER_BRAIN_LABEXTENSION={built} holds no built extension (package.json)")
+    folder = tmp_path_factory.mktemp(f"{prefix}-labextensions")
+    (folder / "jupyter-brain").symlink_to(Path(built).resolve(), target_is_directory=True)
+    return (f"--LabApp.extra_labextensions_path={folder}",)
 
 
 @pytest.fixture(scope="session")

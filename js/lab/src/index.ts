@@ -21,6 +21,8 @@ import { statusText, statusTitle } from './format';
 import { agentCellExtension } from './highlight';
 import { renderInspector } from './inspector';
 import { compareRendererFactory } from './compare_renderer';
+import { OutsideApprovals } from './outside_approval';
+import { trackProvenance } from './provenance_badge';
 import { turnRendererFactory } from './turn_renderer';
 import type { ICellsMessage, IFixReply, IInspectReply, IStatusMessage } from './protocol';
 
@@ -207,6 +209,10 @@ const plugin: JupyterFrontEndPlugin<void> = {
       panel.disposed.connect(() => channel.dispose());
     });
     tracker.currentChanged.connect(showCurrentStatus);
+
+    // Outside agents (the server's MCP endpoint): their cells' badges, and the ask cards.
+    trackProvenance(tracker);
+    void new OutsideApprovals(tracker).run();
 
     // "Fix with agent" under error outputs.
     const errorFactory = rendermime.getFactory(ERROR_MIME);
