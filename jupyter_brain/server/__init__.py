@@ -31,6 +31,7 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
     from .endpoint import McpEndpoint
     from .http_bridge import McpHandler
     from .kernels import NotebookKernels
+    from .live_document import LiveDocuments
     from .notebook_tools import NotebookTools
     from .notebooks import NotebookStore
 
@@ -39,7 +40,8 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
         serverapp.log.info("jupyter-brain: the MCP endpoint is off (JupyterBrainMCP.enabled = False)")
         return
     store = NotebookStore(lambda: serverapp.contents_manager, serverapp.root_dir)  # jupytext replaces it after us
-    tools = NotebookTools(store, NotebookKernels(serverapp), settings, AuditTrail())
+    documents = LiveDocuments(serverapp, store)  # the open document (jupyter-collaboration), else the file
+    tools = NotebookTools(store, NotebookKernels(serverapp), settings, AuditTrail(), documents)
     endpoint = McpEndpoint(tools)
     route = url_path_join(serverapp.base_url, MCP_ROUTE)
     serverapp.web_app.add_handlers(".*$", [(route, McpHandler, {"endpoint": endpoint})])

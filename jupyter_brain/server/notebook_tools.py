@@ -23,6 +23,7 @@ from .config import JupyterBrainMCP
 from .errors import ToolProblem
 from .gate import Decision, Gate, OutsideSession, Refused, stamp
 from .kernels import Execution, NotebookKernels
+from .live_document import NotebookDocument
 from .notebooks import NotebookStore, cell_position
 from .policy import endpoint_policy
 from .rendering import CELL_FORMAT, Renderer, RenderLimits, cut
@@ -39,8 +40,9 @@ class Outcome:
 
 class NotebookTools:
     def __init__(self, store: NotebookStore, kernels: NotebookKernels, settings: JupyterBrainMCP,
-                 audit: AuditTrail | None = None) -> None:
+                 audit: AuditTrail | None = None, documents: NotebookDocument | None = None) -> None:
         self.store = store
+        self.documents: NotebookDocument = documents or store  # the open document when there is one (#35 §3)
         self.kernels = kernels
         self.settings = settings
         self.redact = Redactor()
@@ -94,7 +96,7 @@ class NotebookTools:
         return f"{len(found)} notebook(s):\n" + "\n".join(lines)
 
     async def _read_notebook(self, session: OutsideSession, args: Any, api_path: str, r: Renderer) -> str:
-        nb = await self.store.read(api_path)
+        nb = await self.documents.read(api_path)
         total = len(nb.cells)
         end = total if args.count is None else min(total, args.start + args.count)
         kernel = nb.metadata.get("kernelspec", {}).get("name", "?")
@@ -106,7 +108,7 @@ class NotebookTools:
         return "\n".join(parts)
 
     async def _read_cell(self, session: OutsideSession, args: Any, api_path: str, r: Renderer) -> str:
-        nb = await self.store.read(api_path)
+        nb = await self.documents.read(api_path)
         position = cell_position(nb, args.index, args.cell_id)
         return r.cell(position, nb.cells[position], max_chars=args.max_chars)
 
@@ -128,7 +130,7 @@ class NotebookTools:
             applied.append(position)
             return position, len(nb.cells)
 
-        position, count = await self.store.edit(api_path, insert, [cell])
+        position, count = await self.documents.edit(api_path, insert, [cell])
         return f"Inserted a {args.cell_type} cell at index {position} (id {cell['id']}); the notebook has {count} cells."
 
     async def _edit_cell(self, session: OutsideSession, args: Any, api_path: str, r: Renderer) -> str:
@@ -145,7 +147,7 @@ class NotebookTools:
             stamp(cell, session, "edit_cell")
             return position, cell.get("id"), old
 
-        position, cell_id, old = await self.store.edit(api_path, edit)
+        position, cell_id, old = await self.documents.edit(api_path, edit)
         diff = "".join(difflib.unified_diff(old.splitlines(True), args.source.splitlines(True), "before", "after", n=1))
         return f"Edited cell {position} (id {cell_id}).\n" + cut(self.redact(diff), 2_000)
 
@@ -157,7 +159,7 @@ class NotebookTools:
             cell = nb.cells.pop(position)
             return position, cell.get("id"), len(nb.cells)
 
-        position, cell_id, count = await self.store.edit(api_path, delete)
+        position, cell_id, count = await self.documents.edit(api_path, delete)
         return f"Deleted cell {position} (id {cell_id}); the notebook has {count} cells."
 
     async def _create_notebook(self, session: OutsideSession, args: Any, api_path: str, r: Renderer) -> str:
@@ -171,7 +173,7 @@ class NotebookTools:
 
     # running ------------------------------------------------------------------------
     async def _execute_cell(self, session: OutsideSession, args: Any, api_path: str, r: Renderer) -> str:
-        nb = await self.store.read(api_path)
+        nb = await self.documents.read(api_path)
         position = cell_position(nb, args.index, args.cell_id)
         cell = nb.cells[position]
         if cell.get("cell_type") != "code":
@@ -188,12 +190,12 @@ class NotebookTools:
                 target["execution_count"] = run.execution_count
             return target is not None
 
-        found = await self.store.edit(api_path, record, [ran])
+        found = await self.documents.edit(api_path, record, [ran])
         where = f"cell {position} (id {cell_id})" + ("" if found else " — deleted meanwhile, not saved")
         return self._execution_text(where, run, r)
 
     async def _execute_code(self, session: OutsideSession, args: Any, api_path: str, r: Renderer) -> str:
-        nb = await self.store.read(api_path)
+        nb = await self.documents.read(api_path)
         kernel_id = await self.kernels.kernel_for(api_path, nb.metadata.get("kernelspec", {}).get("name"))
         run = await self.kernels.execute(kernel_id, args.code, self._timeout(args.timeout))
         return self._execution_text("code", run, r)
