@@ -85,17 +85,19 @@ def test_an_open_notebook_is_edited_live_and_the_users_typing_is_kept(collab_ser
     assert saved.cells[2].metadata["jupyter_brain"]["provenance"]["client"] == "live-agent"
     nbformat.validate(saved)
     assert (root / "other.ipynb").read_text() == other_before
+    # the file was never written under the room (which would reload it over the user's typing)
+    assert "Out-of-band" not in collab_server.log.read_text()
 
 
 def test_a_notebook_nobody_has_open_is_edited_as_a_file(collab_server: RunningServer) -> None:
     write_notebook(collab_server.root / "closed.ipynb", ["a = 1"])
     replies = anyio.run(_call_tools, collab_server, [
-        ("insert_cell", {"path": "closed.ipynb", "source": "print(a + 1)"}),
+        ("insert_cell", {"path": "closed.ipynb", "source": "print(40 + 2)"}),
         ("execute_cell", {"path": "closed.ipynb", "index": -1}),
     ], "file-agent", None)
-    assert not any(r.is_error for r in replies) and "2" in replies[1].text
+    assert not any(r.is_error for r in replies) and "42" in replies[1].text
     saved = saved_notebook(collab_server.root / "closed.ipynb", lambda nb: len(nb.cells) == 2 and nb.cells[1].outputs)
-    assert _source(saved.cells[1]) == "print(a + 1)" and "2" in _output_text(saved.cells[1])
+    assert _source(saved.cells[1]) == "print(40 + 2)" and _output_text(saved.cells[1]) == "42\n"
 
 
 def test_two_clients_editing_an_open_notebook_at_once_keep_both_sets_of_edits(collab_server: RunningServer) -> None:
@@ -125,3 +127,4 @@ def test_two_clients_editing_an_open_notebook_at_once_keep_both_sets_of_edits(co
                            lambda nb: sorted(_source(c) for c in nb.cells) == sorted(sources))
     assert sorted(_source(c) for c in saved.cells) == sorted(sources)
     nbformat.validate(saved)
+    assert "Out-of-band" not in collab_server.log.read_text()
