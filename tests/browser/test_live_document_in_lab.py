@@ -37,13 +37,20 @@ def rtc_lab(tmp_path_factory):
 
 class Endpoint:
     def __init__(self, base: str, root: Path) -> None:
-        self.endpoint, self.token, self.root = base + "/jupyter-brain/mcp", "", root
+        # the lab has no token (any header passes); an empty one would be an illegal header value
+        self.endpoint, self.token, self.root = base + "/jupyter-brain/mcp", "none-needed", root
 
 
 def test_an_agents_cell_appears_live_and_the_users_typing_is_kept(rtc_lab, page) -> None:
     base, root = rtc_lab.base, rtc_lab.root
     write_notebook(root, "live.ipynb", ["base = 20", "print('untouched')"])
     open_notebook(page, base, "live.ipynb")
+    # jupyter-collaboration asks "taking some time to load" when its room takes over 5 s (a busy
+    # machine); the tab is loaded by now, so that dialog can only be there already: dismissed
+    loading = page.locator(".jp-Dialog[aria-label^='Loading']")
+    if loading.count():
+        loading.get_by_role("button", name="Continue waiting").click()
+        expect(loading).to_have_count(0)
     run_cell(page, 0)
     wait_idle_after_run(page)
     cells = page.locator(".jp-Notebook .jp-Cell")
