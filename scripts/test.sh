@@ -148,10 +148,13 @@ step "JupyterLab extension: npm ci, build"
 
 # (Tried in session 13, when the tests still waited for llama.cpp's build: this install
 # beside the front-end's steps gained nothing measurable; they compete for the two cores.)
-step "pip install -e .[test]"
+step "pip install -e .[test,collaboration]"
 # SKIP_JUPYTER_BUILDER: the bundles were just built and tested (the build hook would build
 # them all again for an editable install; it skips only a wheel's build when they exist).
-SKIP_JUPYTER_BUILDER=1 "$VENV/bin/python" -m pip install -q --no-build-isolation -e ".[test]"
+# collaboration (jupyter-collaboration): tests/server/test_live_document.py edits open shared
+# documents; the JupyterLabs the browser tests start from this venv switch it off
+# (--YDocExtension.disable_rtc, tests/browser/conftest.py serve_lab), as do tests/server's servers.
+SKIP_JUPYTER_BUILDER=1 "$VENV/bin/python" -m pip install -q --no-build-isolation -e ".[test,collaboration]"
 
 # The wheel as users get it: built, installed into a fresh venv (build/wheel-check),
 # `jupyter labextension list` checked there, and in the background beside the oldest

@@ -33,6 +33,7 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
     from .endpoint import McpEndpoint
     from .http_bridge import McpHandler
     from .kernels import NotebookKernels
+    from .live_document import LiveDocuments
     from .notebook_tools import NotebookTools
     from .notebooks import NotebookStore
 
@@ -42,7 +43,8 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
         return
     store = NotebookStore(lambda: serverapp.contents_manager, serverapp.root_dir)  # jupytext replaces it after us
     approvals = Approvals(settings.approval_timeout)
-    tools = NotebookTools(store, NotebookKernels(serverapp), settings, AuditTrail(), approvals)
+    documents = LiveDocuments(serverapp, store)  # the open document (jupyter-collaboration), else the file
+    tools = NotebookTools(store, NotebookKernels(serverapp), settings, AuditTrail(), approvals, documents)
     endpoint = McpEndpoint(tools)
     route = url_path_join(serverapp.base_url, MCP_ROUTE)
     serverapp.web_app.add_handlers(".*$", [(route, McpHandler, {"endpoint": endpoint}),

@@ -24,6 +24,7 @@ from .config import JupyterBrainMCP
 from .errors import ToolProblem
 from .gate import Decision, Gate, OutsideSession, Refused, stamp
 from .kernels import Execution, NotebookKernels
+from .live_document import NotebookDocument
 from .notebooks import NotebookStore, cell_position
 from .policy import endpoint_policy
 from .previews import approval_request
@@ -41,8 +42,10 @@ class Outcome:
 
 class NotebookTools:
     def __init__(self, store: NotebookStore, kernels: NotebookKernels, settings: JupyterBrainMCP,
-                 audit: AuditTrail | None = None, approvals: Approvals | None = None) -> None:
+                 audit: AuditTrail | None = None, approvals: Approvals | None = None,
+                 documents: NotebookDocument | None = None) -> None:
         self.store = store
+        self.documents: NotebookDocument = documents or store  # the open document when there is one (#35 §3)
         self.kernels = kernels
         self.settings = settings
         self.redact = Redactor()
@@ -72,7 +75,7 @@ class NotebookTools:
             folder = self.store.real_path(api_path).parent if api_path else None
             decision = self.gate.check(session, name, spec.effect)
             if decision.how == "ask":  # the card in JupyterLab: the diff or the code, Approve or Deny
-                request = await approval_request(self.store, session, name, spec.effect, args, api_path or "", self.redact)
+                request = await approval_request(self.documents, session, name, spec.effect, args, api_path or "", self.redact)
                 decision = await self.gate.ask(session, request)
             renderer = self.renderer(overview=name == "read_notebook")
             text = await getattr(self, "_" + name)(session, args, api_path, renderer)
@@ -99,7 +102,7 @@ class NotebookTools:
         return f"{len(found)} notebook(s):\n" + "\n".join(lines)
 
     async def _read_notebook(self, session: OutsideSession, args: Any, api_path: str, r: Renderer) -> str:
-        nb = await self.store.read(api_path)
+        nb = await self.documents.read(api_path)
         total = len(nb.cells)
         end = total if args.count is None else min(total, args.start + args.count)
         kernel = nb.metadata.get("kernelspec", {}).get("name", "?")
@@ -111,7 +114,7 @@ class NotebookTools:
         return "\n".join(parts)
 
     async def _read_cell(self, session: OutsideSession, args: Any, api_path: str, r: Renderer) -> str:
-        nb = await self.store.read(api_path)
+        nb = await self.documents.read(api_path)
         position = cell_position(nb, args.index, args.cell_id)
         return r.cell(position, nb.cells[position], max_chars=args.max_chars)
 
@@ -133,7 +136,7 @@ class NotebookTools:
             applied.append(position)
             return position, len(nb.cells)
 
-        position, count = await self.store.edit(api_path, insert, [cell])
+        position, count = await self.documents.edit(api_path, insert, [cell])
         return f"Inserted a {args.cell_type} cell at index {position} (id {cell['id']}); the notebook has {count} cells."
 
     async def _edit_cell(self, session: OutsideSession, args: Any, api_path: str, r: Renderer) -> str:
@@ -150,7 +153,7 @@ class NotebookTools:
             stamp(cell, session, "edit_cell")
             return position, cell.get("id"), old
 
-        position, cell_id, old = await self.store.edit(api_path, edit)
+        position, cell_id, old = await self.documents.edit(api_path, edit)
         diff = "".join(difflib.unified_diff(old.splitlines(True), args.source.splitlines(True), "before", "after", n=1))
         return f"Edited cell {position} (id {cell_id}).\n" + cut(self.redact(diff), 2_000)
 
@@ -162,7 +165,7 @@ class NotebookTools:
             cell = nb.cells.pop(position)
             return position, cell.get("id"), len(nb.cells)
 
-        position, cell_id, count = await self.store.edit(api_path, delete)
+        position, cell_id, count = await self.documents.edit(api_path, delete)
         return f"Deleted cell {position} (id {cell_id}); the notebook has {count} cells."
 
     async def _create_notebook(self, session: OutsideSession, args: Any, api_path: str, r: Renderer) -> str:
@@ -176,7 +179,7 @@ class NotebookTools:
 
     # running ------------------------------------------------------------------------
     async def _execute_cell(self, session: OutsideSession, args: Any, api_path: str, r: Renderer) -> str:
-        nb = await self.store.read(api_path)
+        nb = await self.documents.read(api_path)
         position = cell_position(nb, args.index, args.cell_id)
         cell = nb.cells[position]
         if cell.get("cell_type") != "code":
@@ -193,12 +196,12 @@ class NotebookTools:
                 target["execution_count"] = run.execution_count
             return target is not None
 
-        found = await self.store.edit(api_path, record, [ran])
+        found = await self.documents.edit(api_path, record, [ran])
         where = f"cell {position} (id {cell_id})" + ("" if found else " — deleted meanwhile, not saved")
         return self._execution_text(where, run, r)
 
     async def _execute_code(self, session: OutsideSession, args: Any, api_path: str, r: Renderer) -> str:
-        nb = await self.store.read(api_path)
+        nb = await self.documents.read(api_path)
         kernel_id = await self.kernels.kernel_for(api_path, nb.metadata.get("kernelspec", {}).get("name"))
         run = await self.kernels.execute(kernel_id, args.code, self._timeout(args.timeout))
         return self._execution_text("code", run, r)

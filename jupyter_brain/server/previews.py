@@ -11,12 +11,13 @@ from jupyter_brain.agent.redact import Redactor
 from .approvals import ApprovalRequest
 from .errors import ToolProblem
 from .gate import OutsideSession
-from .notebooks import NotebookStore, cell_position
+from .live_document import NotebookDocument
+from .notebooks import cell_position
 
 MAX_PREVIEW_CHARS = 20_000
 
 
-async def approval_request(store: NotebookStore, session: OutsideSession, tool: str, effect: str, args: Any,
+async def approval_request(store: NotebookDocument, session: OutsideSession, tool: str, effect: str, args: Any,
                            api_path: str, redact: Redactor) -> ApprovalRequest:
     """The card's content; a bad index or a missing notebook is the agent's problem, said at once."""
     title, diff, code = "", "", ""

@@ -139,10 +139,12 @@ class LabServer:
             raise error
 
 
-def serve_lab(python: str, tmp_path_factory, prefix: str, extra_args: tuple[str, ...] = ()):
+def serve_lab(python: str, tmp_path_factory, prefix: str, extra_args: tuple[str, ...] = (), *, rtc: bool = False):
     """Start ``python -m jupyterlab`` on a fresh root folder (``extra_args`` added to its command
     line); yields a ``LabServer`` once it answers, and stops it afterwards. No keys in its
-    environment, no news toast; the kernel ``TEST_KERNEL`` runs this (the test environment's) Python."""
+    environment, no news toast; the kernel ``TEST_KERNEL`` runs this (the test environment's) Python.
+    Real-time collaboration is off unless ``rtc`` (where jupyter-collaboration is installed, the
+    test venv: every other test sees JupyterLab as a user without it does)."""
     root = tmp_path_factory.mktemp(f"{prefix}-root")
     workspaces = tmp_path_factory.mktemp(f"{prefix}-workspaces")
     settings = tmp_path_factory.mktemp(f"{prefix}-settings")
@@ -174,7 +176,7 @@ def serve_lab(python: str, tmp_path_factory, prefix: str, extra_args: tuple[str,
             "--LabApp.expose_app_in_browser=True", f"--LabApp.workspaces_dir={workspaces}",
             f"--LabApp.user_settings_dir={settings}",
             f"--ServerApp.root_dir={root}", "--LabApp.news_url=", "--LabServerApp.announcements_url=",
-            *extra_args,
+            *(() if rtc else ("--YDocExtension.disable_rtc=True",)), *extra_args,
         ],
         stdout=log, stderr=subprocess.STDOUT, env=env, cwd=root,
     )

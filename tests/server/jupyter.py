@@ -24,7 +24,11 @@ import httpx
 ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT_S = 180
 EXTENSIONS = ("{'jupyter_brain.server': True, 'jupyterlab': False, 'jupyter_lsp': False, "
-              "'notebook_shim': False, 'jupyter_server_terminals': False, 'nbclassic': False, 'notebook': False}")
+              "'notebook_shim': False, 'jupyter_server_terminals': False, 'nbclassic': False, 'notebook': False, "
+              "'jupyter_server_ydoc': False, 'jupyter_server_fileid': False}")  # no collaboration unless asked
+# … and with it: notebooks open in tabs are shared documents (jupyter-collaboration, tests/server/test_live_document.py)
+COLLABORATION = EXTENSIONS.replace("'jupyter_server_ydoc': False, 'jupyter_server_fileid': False",
+                                   "'jupyter_server_ydoc': True, 'jupyter_server_fileid': True")
 
 
 @dataclass
@@ -55,14 +59,14 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_server(root: Path, *extra: str, token: str = "test-token-123456") -> RunningServer:
+def start_server(root: Path, *extra: str, token: str = "test-token-123456", extensions: str = EXTENSIONS) -> RunningServer:
     port = free_port()
     log = root.parent / f"jupyter-server-{port}.log"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
            "JUPYTER_RUNTIME_DIR": str(root.parent / "runtime"), "JUPYTER_PLATFORM_DIRS": "1"}
     command = [sys.executable, "-m", "jupyter_server", "--no-browser", "--allow-root", f"--port={port}",
                "--port-retries=0", "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={token}",
-               f"--ServerApp.root_dir={root}", f"--ServerApp.jpserver_extensions={EXTENSIONS}", *extra]
+               f"--ServerApp.root_dir={root}", f"--ServerApp.jpserver_extensions={extensions}", *extra]
     process = subprocess.Popen(command, cwd=root, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
     server = RunningServer(f"http://127.0.0.1:{port}/", token, root, process, log)
     deadline = time.monotonic() + START_TIMEOUT_S
