@@ -20,6 +20,8 @@ from ..agent.tools import ToolError
 from .catalog import paged
 from .client_hooks import ClientHooks, InFlight, callbacks
 from .config import ConfigError, ServerConfig
+from .negotiation import modern, names_deprecated, open_client, refusal_note, server_refused
+from .task_extension import CURRENT_CALL
 from .tasks import call_as_task, runs_only_as_task
 
 log = logging.getLogger("jupyter_brain.mcp")
@@ -57,6 +59,10 @@ class ServerConnection:
         self._stderr: BinaryIO | None = None
         self._secrets: list[str] = []
         self._lock: asyncio.Lock | None = None
+        self.protocol: str | None = None  # the revision negotiated at the last start
+        self.offer_deprecated = True  # roots and sampling, to a handshake-era server (negotiation.py)
+        self.notes: list[str] = []  # how the connection differs from the plain one (a refused capability)
+        self._refused = False  # the last start failed on an error the server answered
 
     @property
     def name(self) -> str:
@@ -88,8 +94,24 @@ class ServerConnection:
                 self.state = STOPPED
 
     async def _start(self) -> None:
+        await self._attempt()
+        if self.state == FAILED and self._refused and self.offer_deprecated:
+            refused = self.error or ""  # perhaps it refuses roots or sampling: once more without
+            self.offer_deprecated = False
+            await self._attempt()
+            if self.state == RUNNING:
+                self._note(refusal_note(self.name, refused.splitlines()[0]))
+            else:
+                self.offer_deprecated = True
+
+    def _note(self, line: str) -> None:
+        if line not in self.notes:
+            self.notes.append(line)
+            log.info("%s", line)
+
+    async def _attempt(self) -> None:
         await self._teardown()
-        self.state, self.error = STARTING, None
+        self.state, self.error, self._refused = STARTING, None, False
         try:
             transport = self._transport()
         except (ConfigError, OSError, ValueError) as exc:
@@ -140,7 +162,7 @@ class ServerConnection:
         scope: the SDK's stdio shutdown is shielded from that, so the process still ends.
         """
         import anyio
-        from mcp import Client, StdioServerParameters, stdio_client
+        from mcp import StdioServerParameters, stdio_client
         from mcp_types import Implementation
 
         stop_event = self._stop_event
@@ -153,10 +175,12 @@ class ServerConnection:
                         target: Any = stdio_client(transport, errlog=self._stderr)  # type: ignore[arg-type]
                     else:
                         target = await self._http_transport(stack, transport[1], transport[2])
-                    client = await stack.enter_async_context(Client(
-                        target, read_timeout_seconds=self.startup_timeout_s, log_level=LOG_LEVEL,
+                    client = await stack.enter_async_context(open_client(
+                        target, offer_deprecated=self.offer_deprecated,
+                        read_timeout_seconds=self.startup_timeout_s, log_level=LOG_LEVEL,
                         client_info=Implementation(name="jupyter-brain", version=_version()),
                         message_handler=self._notified, **callbacks(self.name, self.hooks, self.in_flight)))
+                    self.protocol = client.protocol_version
                     tools = await _list_tools(client)
                     await _ask_for_logs(client)
                     self._client = client
@@ -169,6 +193,7 @@ class ServerConnection:
                 ready.set_exception(RuntimeError("the start was cancelled"))
         except BaseException as exc:  # noqa: BLE001 - the holder ends quietly; callers see the state
             if not ready.done():
+                self._refused = server_refused(exc)
                 ready.set_exception(RuntimeError(describe(exc)))
             elif not stop_event.is_set():
                 self.state, self.error = CRASHED, self.scrub(describe(exc))
@@ -247,11 +272,11 @@ class ServerConnection:
             # With a tool context the SDK's own read timeout is only a backstop: the bound is
             # `within`'s, which adds the time the call waited for the user.
             read_timeout = timeout_s if context is None else timeout_s + USER_WAIT_MAX_S
-            if self.runs_as_task(tool):  # execution.taskSupport "required": call now, fetch later
+            if self.runs_as_task(tool) and not modern(client):  # 2025-11-25 tasks: call now, fetch later
                 request = call_as_task(client, tool, arguments, read_timeout, context, self.name)
-            else:
-                request = client.call_tool(tool, arguments, read_timeout_seconds=read_timeout,
-                                           progress_callback=progress)
+            else:  # a 2026-07-28 task handle is resolved by the tasks extension (task_extension.py)
+                request = _as_call(client.call_tool(tool, arguments, read_timeout_seconds=read_timeout,
+                                                    progress_callback=progress), self.name, context)
             return await within(request, timeout_s + 1.0, context)
         except TimeoutError:
             raise ToolError(f"MCP server '{self.name}' did not answer within {timeout_s:g}s") from None
@@ -260,6 +285,8 @@ class ServerConnection:
                 raise ToolError(f"MCP server '{self.name}' did not answer within {timeout_s:g}s") from None
             if _connection_lost(exc):
                 raise ToolError(await self._lost(restarted, generation, mark)) from None
+            if self.offer_deprecated and names_deprecated(exc.message) and not modern(client):
+                return await self._without_deprecated(tool, arguments, timeout_s, context, exc.message)
             raise ToolError(f"MCP server '{self.name}' refused the call: {self.scrub(exc.message)}") from None
         except asyncio.CancelledError:
             raise
@@ -268,6 +295,15 @@ class ServerConnection:
         finally:
             if context is not None:
                 self.in_flight.remove(context)
+
+    async def _without_deprecated(self, tool: str, arguments: dict[str, Any], timeout_s: float,
+                                  context: ToolContext | None, refused: str) -> Any:
+        """The server refused a call over roots or sampling: connect again without them, call again."""
+        self.offer_deprecated = False
+        if not await self.restart():
+            raise ToolError(f"MCP server '{self.name}' refused the call: {self.scrub(refused)}")
+        self._note(refusal_note(self.name, self.scrub(refused)))
+        return await self.call(tool, arguments, timeout_s, context)
 
     def runs_as_task(self, tool: str) -> bool:
         return any(t.name == tool and runs_only_as_task(t) for t in self.tools)
@@ -351,6 +387,12 @@ class ServerConnection:
             if len(secret) >= 4:
                 text = text.replace(secret, "***")
         return text
+
+
+async def _as_call(request: Awaitable[Any], server: str, context: ToolContext | None) -> Any:
+    """``request``, with the tool call it belongs to known to a task it turns into."""
+    CURRENT_CALL.set((server, context))
+    return await request
 
 
 async def within(awaitable: Any, timeout_s: float, context: ToolContext | None) -> Any:
