@@ -288,7 +288,7 @@ class ServerConnection:
             if self.offer_deprecated and names_deprecated(exc.message) and not modern(client):
                 return await self._without_deprecated(tool, arguments, timeout_s, context, exc.message)
             raise ToolError(f"MCP server '{self.name}' refused the call: {self.scrub(exc.message)}") from None
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, ToolError):  # a ToolError: a task that failed or was cancelled
             raise
         except Exception as exc:  # noqa: BLE001 - a broken transport: report, restart next time
             raise ToolError(await self._lost(restarted, generation, mark, describe(exc))) from None

@@ -2,11 +2,12 @@
 the ``io.modelcontextprotocol/tasks`` extension (the SDK has no server side for it: this file
 is one, after the extension's spec).
 
-    python modern_server.py [stdio|http fd=N] [--refuse] [--legacy]
+    python modern_server.py [stdio|http fd=N] [--refuse] [--refuse-calls] [--legacy]
 
 ``--refuse`` rejects any request (``initialize`` included) whose client capabilities declare
-roots or sampling, as a 2.x TypeScript server SDK does; ``--legacy`` answers
-``server/discover`` with "method not found", so a client falls back to the 2025-11-25
+roots or sampling, as a 2.x TypeScript server SDK does; ``--refuse-calls`` accepts such an
+``initialize`` but then refuses every ``tools/call``; ``--legacy`` (stdio) serves
+only the handshake era, so a client falls back from ``server/discover`` to the 2025-11-25
 ``initialize`` handshake. ``seen`` tells which methods came in and what capabilities the last
 ``tools/call`` declared, so a test can check what was sent.
 """
@@ -20,6 +21,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
+import anyio
 import mcp_types as types
 from mcp.server.elicitation import ElicitationResult
 from mcp.server.extension import Extension, MethodBinding
@@ -30,8 +32,8 @@ from pydantic import BaseModel, Field
 
 TASKS = "io.modelcontextprotocol/tasks"
 CAPS = types.CLIENT_CAPABILITIES_META_KEY
-REFUSE, LEGACY = "--refuse" in sys.argv, "--legacy" in sys.argv
-SEEN: dict[str, Any] = {"methods": [], "call_capabilities": None, "cancelled": 0}
+REFUSE, LEGACY, REFUSE_CALLS = "--refuse" in sys.argv, "--legacy" in sys.argv, "--refuse-calls" in sys.argv
+SEEN: dict[str, Any] = {"methods": [], "initialize_capabilities": None, "call_capabilities": None, "cancelled": 0}
 STORE: dict[str, dict[str, Any]] = {}  # task id -> the task, as tasks/get answers it
 ANSWERS: dict[str, asyncio.Future[dict[str, Any]]] = {}  # "task id/key" -> its input response
 RUNNING: dict[str, asyncio.Task[None]] = {}
@@ -49,15 +51,19 @@ def _capabilities(ctx: Any) -> dict[str, Any]:
 
 
 async def watch(ctx: Any, call_next: Any) -> Any:
-    """Record what came in; refuse roots and sampling (--refuse), discovery (--legacy)."""
+    """Record what came in; refuse roots and sampling (--refuse, --refuse-calls)."""
     if ctx.request_id is None:
         return await call_next(ctx)
     SEEN["methods"].append(ctx.method)
     caps = _capabilities(ctx)
+    if ctx.method == "initialize":
+        SEEN["initialize_capabilities"] = caps
     if ctx.method == "tools/call":
         SEEN["call_capabilities"] = caps
-    if LEGACY and ctx.method == "server/discover":
-        raise MCPError(code=types.METHOD_NOT_FOUND, message="Method not found")
+    declared = SEEN["initialize_capabilities"] or {}
+    if REFUSE_CALLS and ctx.method == "tools/call" and ("roots" in declared or "sampling" in declared):
+        raise MCPError(code=types.INVALID_REQUEST, message="this server no longer serves clients that declare roots "
+                                                          "or sampling")
     if REFUSE and ("roots" in caps or "sampling" in caps):
         raise MCPError(code=types.INVALID_PARAMS,
                        message="Unsupported client capabilities: roots and sampling were removed from this server")
@@ -204,6 +210,16 @@ def seen() -> str:
     return json.dumps(SEEN)
 
 
+async def _serve_handshake_era() -> None:
+    """stdio in the handshake era only (the SDK's loop mode): ``server/discover`` is refused."""
+    from mcp.server.runner import serve_loop
+    from mcp.server.stdio import stdio_server
+
+    low = server._lowlevel_server
+    async with stdio_server() as (read, write), low.lifespan(low) as state:
+        await serve_loop(low, read, write, lifespan_state=state, init_options=low.create_initialization_options())
+
+
 if __name__ == "__main__":
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     if args[:1] == ["http"]:
@@ -214,5 +230,7 @@ if __name__ == "__main__":
         listening = socket.socket(fileno=int(args[1][3:]))
         app = server.streamable_http_app(host="127.0.0.1")
         uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listening])
+    elif LEGACY:
+        anyio.run(_serve_handshake_era)
     else:
         server.run()
