@@ -21,8 +21,8 @@ from .catalog import paged
 from .client_hooks import ClientHooks, InFlight, callbacks
 from .config import ConfigError, ServerConfig
 from .negotiation import modern, names_deprecated, open_client, refusal_note, server_refused
-from .task_extension import CURRENT_CALL
 from .tasks import call_as_task, runs_only_as_task
+from .waiting import as_call, within
 
 log = logging.getLogger("jupyter_brain.mcp")
 STARTUP_TIMEOUT_S = 60.0  # a first `npx` or `uvx` start downloads the server; a busy machine starts slowly
@@ -30,7 +30,6 @@ STOP_TIMEOUT_S = 8.0  # the SDK's stdio shutdown: close stdin, 2 s, SIGTERM, 2 s
 STDERR_TAIL_CHARS = 1500
 LOG_LEVEL = "info"  # the server's log lines we ask for (debug lines are noise in the event log)
 USER_WAIT_MAX_S = 3600.0  # the SDK's backstop for a call that waits for the user (sampling approval)
-WAIT_SLICE_S = 0.25  # while the user is being asked, how often the call's bound is looked at again
 
 NOT_STARTED, STARTING, RUNNING, FAILED, CRASHED, STOPPED = (
     "not started", "starting", "running", "failed", "crashed", "stopped")
@@ -275,8 +274,8 @@ class ServerConnection:
             if self.runs_as_task(tool) and not modern(client):  # 2025-11-25 tasks: call now, fetch later
                 request = call_as_task(client, tool, arguments, read_timeout, context, self.name)
             else:  # a 2026-07-28 task handle is resolved by the tasks extension (task_extension.py)
-                request = _as_call(client.call_tool(tool, arguments, read_timeout_seconds=read_timeout,
-                                                    progress_callback=progress), self.name, context)
+                request = as_call(client.call_tool(tool, arguments, read_timeout_seconds=read_timeout,
+                                                   progress_callback=progress), self.name, context)
             return await within(request, timeout_s + 1.0, context)
         except TimeoutError:
             raise ToolError(f"MCP server '{self.name}' did not answer within {timeout_s:g}s") from None
@@ -387,36 +386,6 @@ class ServerConnection:
             if len(secret) >= 4:
                 text = text.replace(secret, "***")
         return text
-
-
-async def _as_call(request: Awaitable[Any], server: str, context: ToolContext | None) -> Any:
-    """``request``, with the tool call it belongs to known to a task it turns into."""
-    CURRENT_CALL.set((server, context))
-    return await request
-
-
-async def within(awaitable: Any, timeout_s: float, context: ToolContext | None) -> Any:
-    """``asyncio.wait_for``, except that the time ``context`` spends waiting for the user (a
-    sampling approval) is added to ``timeout_s``. Cancelled or timed out, the request is
-    cancelled too (the SDK then sends ``notifications/cancelled``)."""
-    if context is None:
-        return await asyncio.wait_for(awaitable, timeout_s)
-    loop = asyncio.get_running_loop()
-    task = asyncio.ensure_future(awaitable)
-    start = loop.time()
-    try:
-        while True:
-            left = context.left_s(timeout_s, loop.time() - start)
-            if left is not None and left <= 0:
-                raise TimeoutError
-            await asyncio.wait({task}, timeout=WAIT_SLICE_S if left is None else left)
-            if task.done():
-                return task.result()
-    finally:
-        if not task.done():
-            task.cancel()
-            with suppress(asyncio.CancelledError, Exception):
-                await task
 
 
 def _stderr_note(tail: str) -> str:

@@ -37,7 +37,7 @@ def open_client(target: Any, *, offer_deprecated: bool, **options: Any) -> Any:
                     declared = declared.model_copy(update={"roots": None, "sampling": None})
                 return declared
 
-            session._build_capabilities = capabilities
+            session._build_capabilities = capabilities  # type: ignore[method-assign]
             return session
 
     return DeclaringClient(target, extensions=[tasks_extension()], **options)

@@ -161,7 +161,8 @@ def test_a_modern_server_that_refuses_roots_and_sampling_serves_the_call(manager
     assert manager.call("m", "research", {"topic": "t", "steps": 1, "seconds": 0.1}, 60) == "report on t"
 
 
-def test_an_initialize_refused_over_roots_and_sampling_is_retried_without_them(manager, tmp_path):
+def test_an_initialize_refused_over_roots_and_sampling_is_retried_without_them(manager, tmp_path, monkeypatch,
+                                                                             capsys):
     lines, tools = _start(manager, tmp_path, "--refuse", "--legacy")
     connection = manager.connections["m"]
     assert connection.state == "running" and connection.protocol == "2025-11-25"
@@ -173,6 +174,15 @@ def test_an_initialize_refused_over_roots_and_sampling_is_retried_without_them(m
     assert "roots" not in declared and "sampling" not in declared and "elicitation" in declared
     assert manager.tools(write_config(tmp_path / "data", {"m": modern_entry("--refuse", "--legacy")}),
                          report=lines.append) and lines == [note]  # not said again
+    from types import SimpleNamespace
+
+    from jupyter_brain.mcp import manager as manager_module
+    from jupyter_brain.notebook.subcommands.mcp import _list
+
+    monkeypatch.setattr(manager_module, "_KERNEL", manager)
+    _list(SimpleNamespace(data_dir=tmp_path / "data"), [])
+    listed = capsys.readouterr().out
+    assert "(MCP 2025-11-25)" in listed and "refused the roots and sampling capabilities" in listed
 
 
 def test_a_call_refused_over_roots_and_sampling_is_retried_without_them(manager, tmp_path):
