@@ -105,10 +105,8 @@ async def _answer(session: Any, task_id: str, requests: dict[str, Any], answered
         ctx = ClientRequestContext(session=session, request_id=key,
                                    meta=request.params.meta if request.params else None)
         response = await session.dispatch_input_request(ctx, request)
-        if isinstance(response, types.ErrorData):  # a refusal (no sampler): the server hears why
-            response = types.ElicitResult(action="decline") if request.method == "elicitation/create" else None
-            if response is None:
-                continue
+        if isinstance(response, types.ErrorData):  # a refusal (no sampler): the task cannot go on
+            raise ToolError(f"the task asked for {request.method}, which was refused: {response.message}")
         responses[key] = response.model_dump(by_alias=True, mode="json", exclude_none=True)
     if responses:
         await _send(session, "tasks/update", {"taskId": task_id, "inputResponses": responses}, timeout)

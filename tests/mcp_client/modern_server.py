@@ -79,7 +79,7 @@ class UpdateParams(TaskParams):
     input_responses: dict[str, Any] = Field(alias="inputResponses", default_factory=dict)
 
 
-TASK_ONLY = {"research", "approve"}
+TASK_ONLY = {"research", "approve", "summarise"}
 
 
 class ServerTasks(Extension):
@@ -90,6 +90,8 @@ class ServerTasks(Extension):
                 MethodBinding("tasks/cancel", TaskParams, _cancel)]
 
     async def intercept_tool_call(self, params: Any, ctx: Any, call_next: Any) -> Any:
+        if params.name == "haiku":
+            return _haiku(params)
         if params.name not in TASK_ONLY:
             return await call_next(ctx)
         if TASKS not in (_capabilities(ctx).get("extensions") or {}):
@@ -98,7 +100,7 @@ class ServerTasks(Extension):
         task_id = uuid.uuid4().hex
         STORE[task_id] = {"taskId": task_id, "status": "working", "statusMessage": "queued", "createdAt": _now(),
                           "lastUpdatedAt": _now(), "ttlMs": 600_000, "pollIntervalMs": 100}
-        work = _research if params.name == "research" else _approve
+        work = {"research": _research, "approve": _approve, "summarise": _summarise}[params.name]
         RUNNING[task_id] = asyncio.get_running_loop().create_task(work(task_id, params.arguments or {}))
         return {"resultType": "task", **STORE[task_id]}
 
@@ -137,6 +139,36 @@ async def _approve(task_id: str, arguments: dict[str, Any]) -> None:
     _set(task_id, status="working", statusMessage="applying")
     accepted = answer.get("action") == "accept" and (answer.get("content") or {}).get("ok")
     _done(task_id, f"{item}: {'approved' if accepted else answer.get('action', 'declined')}")
+
+
+def _sampling(prompt: str) -> dict[str, Any]:
+    return {"method": "sampling/createMessage", "params": {
+        "messages": [{"role": "user", "content": {"type": "text", "text": prompt}}], "maxTokens": 40}}
+
+
+def _sampled(response: dict[str, Any]) -> str:
+    content = response.get("content") or {}
+    return str(content.get("text") if isinstance(content, dict) else content)
+
+
+def _haiku(params: Any) -> dict[str, Any]:
+    """Sampling asked the 2026-07-28 way: an ``input_required`` result, answered on the retry."""
+    answered = (params.input_responses or {}).get("poem")
+    if answered is None:
+        topic = (params.arguments or {}).get("topic", "?")
+        return {"resultType": "input_required", "inputRequests": {"poem": _sampling(f"A haiku about {topic}")}}
+    text = _sampled(answered.model_dump(by_alias=True, mode="json") if hasattr(answered, "model_dump") else answered)
+    return {"resultType": "complete", "content": [{"type": "text", "text": f"haiku: {text}"}], "isError": False}
+
+
+async def _summarise(task_id: str, arguments: dict[str, Any]) -> None:
+    key = "summary"
+    ANSWERS[f"{task_id}/{key}"] = asyncio.get_running_loop().create_future()
+    _set(task_id, status="input_required", statusMessage="asking the client's model",
+         inputRequests={key: _sampling(f"Summarise {arguments.get('text', '')}")})
+    answer = await ANSWERS[f"{task_id}/{key}"]
+    STORE[task_id].pop("inputRequests", None)
+    _done(task_id, f"summary: {_sampled(answer)}")
 
 
 def _task(task_id: str) -> dict[str, Any]:
@@ -188,6 +220,18 @@ def research(topic: str, steps: int = 3, seconds: float = 0.3, fail: bool = Fals
 def approve(item: str) -> str:
     """Ask the user to approve an item, inside a task (input_required, then tasks/update)."""
     raise MCPError(code=types.INTERNAL_ERROR, message="approve runs only as a task")
+
+
+@server.tool(annotations=types.ToolAnnotations(read_only_hint=True), structured_output=False)
+def haiku(topic: str) -> str:
+    """A haiku from the client's model (sampling as an input_required result)."""
+    raise MCPError(code=types.INTERNAL_ERROR, message="haiku is answered by the extension")
+
+
+@server.tool(annotations=types.ToolAnnotations(read_only_hint=True), structured_output=False)
+def summarise(text: str) -> str:
+    """A summary from the client's model, inside a task (sampling in inputRequests)."""
+    raise MCPError(code=types.INTERNAL_ERROR, message="summarise runs only as a task")
 
 
 class Name(BaseModel):

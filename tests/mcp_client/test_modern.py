@@ -139,6 +139,24 @@ def test_an_input_required_result_is_answered_by_the_elicitor(modern):
     assert manager.call("m", "greet", {}, 60) == "decline"
 
 
+def test_sampling_asked_as_input_required_or_inside_a_task_is_answered_by_the_sampler(modern):
+    """Not declared to a 2026-07-28 server, but a request it still sends is answered."""
+    from jupyter_brain.mcp.client_hooks import SamplingReply
+
+    manager, _ = modern
+    asked = []
+    manager.set_sampler(lambda request: (asked.append(request), SamplingReply(text="Tides turn.", model="fake"))[1])
+    try:
+        assert manager.call("m", "haiku", {"topic": "tides"}, 60) == "haiku: Tides turn."
+        assert manager.call("m", "summarise", {"text": "the sea"}, 60) == "summary: Tides turn."
+    finally:
+        manager.set_sampler(None)
+    assert [r.messages for r in asked] == [[("user", "A haiku about tides")], [("user", "Summarise the sea")]]
+    with pytest.raises(ToolError, match="sampling is not enabled in this kernel"):
+        manager.call("m", "summarise", {"text": "the sea"}, 60)  # no sampler: one line, the task cancelled
+    assert manager.call("m", "echo", {"text": "still here"}, 30) == "echo: still here"
+
+
 # -- roots and sampling: kept for the handshake era, never a reason to fail ------------------
 def _start(manager, tmp_path, *flags: str) -> tuple[list[str], dict]:
     path = write_config(tmp_path / "data", {"m": modern_entry(*flags)})
