@@ -290,6 +290,8 @@ class ServerConnection:
         except (asyncio.CancelledError, ToolError):  # a ToolError: a task that failed or was cancelled
             raise
         except Exception as exc:  # noqa: BLE001 - a broken transport: report, restart next time
+            if "output schema" in str(exc) and not _closed(client):  # the SDK checked the result: not a crash
+                raise ToolError(f"MCP server '{self.name}' returned an invalid result: {self.scrub(str(exc))}") from None
             raise ToolError(await self._lost(restarted, generation, mark, describe(exc))) from None
         finally:
             if context is not None:

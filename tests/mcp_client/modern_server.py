@@ -79,7 +79,7 @@ class UpdateParams(TaskParams):
     input_responses: dict[str, Any] = Field(alias="inputResponses", default_factory=dict)
 
 
-TASK_ONLY = {"research", "approve", "summarise"}
+TASK_ONLY = {"research", "approve", "summarise", "shaped"}
 
 
 class ServerTasks(Extension):
@@ -100,7 +100,7 @@ class ServerTasks(Extension):
         task_id = uuid.uuid4().hex
         STORE[task_id] = {"taskId": task_id, "status": "working", "statusMessage": "queued", "createdAt": _now(),
                           "lastUpdatedAt": _now(), "ttlMs": 600_000, "pollIntervalMs": 100}
-        work = {"research": _research, "approve": _approve, "summarise": _summarise}[params.name]
+        work = {"research": _research, "approve": _approve, "summarise": _summarise, "shaped": _shaped}[params.name]
         RUNNING[task_id] = asyncio.get_running_loop().create_task(work(task_id, params.arguments or {}))
         return {"resultType": "task", **STORE[task_id]}
 
@@ -171,6 +171,10 @@ async def _summarise(task_id: str, arguments: dict[str, Any]) -> None:
     _done(task_id, f"summary: {_sampled(answer)}")
 
 
+async def _shaped(task_id: str, arguments: dict[str, Any]) -> None:
+    _done(task_id, "no structured content, though the tool has an output schema")
+
+
 def _task(task_id: str) -> dict[str, Any]:
     if task_id not in STORE:
         raise MCPError(code=types.INVALID_PARAMS, message="Failed to retrieve task: Task not found")
@@ -232,6 +236,12 @@ def haiku(topic: str) -> str:
 def summarise(text: str) -> str:
     """A summary from the client's model, inside a task (sampling in inputRequests)."""
     raise MCPError(code=types.INTERNAL_ERROR, message="summarise runs only as a task")
+
+
+@server.tool(annotations=types.ToolAnnotations(read_only_hint=True))
+def shaped() -> int:
+    """A task whose result breaks its own output schema (a server bug the client must survive)."""
+    raise MCPError(code=types.INTERNAL_ERROR, message="shaped runs only as a task")
 
 
 class Name(BaseModel):

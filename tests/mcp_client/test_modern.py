@@ -91,6 +91,14 @@ def test_a_failed_task_is_one_clear_error(modern):
         manager.call("m", "research", {"topic": "x", "steps": 1, "seconds": 0.1, "fail": True}, 60)
 
 
+def test_a_task_result_that_breaks_its_output_schema_is_an_error_not_a_crash(modern):
+    manager, _ = modern
+    generation = manager.connections["m"].generation
+    with pytest.raises(ToolError, match="returned an invalid result: .*output schema"):
+        manager.call("m", "shaped", {}, 60)
+    assert manager.connections["m"].generation == generation and manager.connections["m"].state == "running"
+
+
 def test_a_timeout_cancels_the_task(modern):
     manager, _ = modern
     before = seen(manager)["cancelled"]
