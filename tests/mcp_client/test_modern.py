@@ -37,6 +37,7 @@ def modern(request, tmp_path_factory):
     process = None
     if request.param == "http":
         url, process = start_http_demo(MODERN)
+        assert wait_until(lambda: answers_http(url), 120)
         entry: dict = {"url": url}
     else:
         entry = modern_entry()
@@ -48,6 +49,22 @@ def modern(request, tmp_path_factory):
     if process is not None:
         process.kill()
         exit_code(process)
+
+
+def answers_http(url: str) -> bool:
+    """The server answers HTTP. Waited for because the SDK's ``server/discover`` probe gives up
+    after 10 s and falls back to the 2025-11-25 handshake, which a slow start on a loaded
+    machine would otherwise cause (the HTTP server serves both revisions)."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        urllib.request.urlopen(url, timeout=5).close()
+    except urllib.error.HTTPError:
+        return True  # any HTTP answer (a GET is refused): it is up
+    except OSError:
+        return False
+    return True
 
 
 def seen(manager) -> dict:
