@@ -20,7 +20,9 @@ from ..agent.tools import ToolError
 from .catalog import paged
 from .client_hooks import ClientHooks, InFlight, callbacks
 from .config import ConfigError, ServerConfig
+from .negotiation import modern, names_deprecated, open_client, refusal_note, server_refused
 from .tasks import call_as_task, runs_only_as_task
+from .waiting import as_call, within
 
 log = logging.getLogger("jupyter_brain.mcp")
 STARTUP_TIMEOUT_S = 60.0  # a first `npx` or `uvx` start downloads the server; a busy machine starts slowly
@@ -28,7 +30,6 @@ STOP_TIMEOUT_S = 8.0  # the SDK's stdio shutdown: close stdin, 2 s, SIGTERM, 2 s
 STDERR_TAIL_CHARS = 1500
 LOG_LEVEL = "info"  # the server's log lines we ask for (debug lines are noise in the event log)
 USER_WAIT_MAX_S = 3600.0  # the SDK's backstop for a call that waits for the user (sampling approval)
-WAIT_SLICE_S = 0.25  # while the user is being asked, how often the call's bound is looked at again
 
 NOT_STARTED, STARTING, RUNNING, FAILED, CRASHED, STOPPED = (
     "not started", "starting", "running", "failed", "crashed", "stopped")
@@ -57,6 +58,10 @@ class ServerConnection:
         self._stderr: BinaryIO | None = None
         self._secrets: list[str] = []
         self._lock: asyncio.Lock | None = None
+        self.protocol: str | None = None  # the revision negotiated at the last start
+        self.offer_deprecated = True  # roots and sampling, to a handshake-era server (negotiation.py)
+        self.notes: list[str] = []  # how the connection differs from the plain one (a refused capability)
+        self._refused = False  # the last start failed on an error the server answered
 
     @property
     def name(self) -> str:
@@ -88,8 +93,24 @@ class ServerConnection:
                 self.state = STOPPED
 
     async def _start(self) -> None:
+        await self._attempt()
+        if self.state == FAILED and self._refused and self.offer_deprecated:
+            refused = self.error or ""  # perhaps it refuses roots or sampling: once more without
+            self.offer_deprecated = False
+            await self._attempt()
+            if self.state == RUNNING:
+                self._note(refusal_note(self.name, refused.splitlines()[0]))
+            else:
+                self.offer_deprecated = True
+
+    def _note(self, line: str) -> None:
+        if line not in self.notes:
+            self.notes.append(line)
+            log.info("%s", line)
+
+    async def _attempt(self) -> None:
         await self._teardown()
-        self.state, self.error = STARTING, None
+        self.state, self.error, self._refused = STARTING, None, False
         try:
             transport = self._transport()
         except (ConfigError, OSError, ValueError) as exc:
@@ -140,7 +161,7 @@ class ServerConnection:
         scope: the SDK's stdio shutdown is shielded from that, so the process still ends.
         """
         import anyio
-        from mcp import Client, StdioServerParameters, stdio_client
+        from mcp import StdioServerParameters, stdio_client
         from mcp_types import Implementation
 
         stop_event = self._stop_event
@@ -153,10 +174,12 @@ class ServerConnection:
                         target: Any = stdio_client(transport, errlog=self._stderr)  # type: ignore[arg-type]
                     else:
                         target = await self._http_transport(stack, transport[1], transport[2])
-                    client = await stack.enter_async_context(Client(
-                        target, read_timeout_seconds=self.startup_timeout_s, log_level=LOG_LEVEL,
+                    client = await stack.enter_async_context(open_client(
+                        target, offer_deprecated=self.offer_deprecated,
+                        read_timeout_seconds=self.startup_timeout_s, log_level=LOG_LEVEL,
                         client_info=Implementation(name="jupyter-brain", version=_version()),
                         message_handler=self._notified, **callbacks(self.name, self.hooks, self.in_flight)))
+                    self.protocol = client.protocol_version
                     tools = await _list_tools(client)
                     await _ask_for_logs(client)
                     self._client = client
@@ -169,6 +192,7 @@ class ServerConnection:
                 ready.set_exception(RuntimeError("the start was cancelled"))
         except BaseException as exc:  # noqa: BLE001 - the holder ends quietly; callers see the state
             if not ready.done():
+                self._refused = server_refused(exc)
                 ready.set_exception(RuntimeError(describe(exc)))
             elif not stop_event.is_set():
                 self.state, self.error = CRASHED, self.scrub(describe(exc))
@@ -247,11 +271,11 @@ class ServerConnection:
             # With a tool context the SDK's own read timeout is only a backstop: the bound is
             # `within`'s, which adds the time the call waited for the user.
             read_timeout = timeout_s if context is None else timeout_s + USER_WAIT_MAX_S
-            if self.runs_as_task(tool):  # execution.taskSupport "required": call now, fetch later
+            if self.runs_as_task(tool) and not modern(client):  # 2025-11-25 tasks: call now, fetch later
                 request = call_as_task(client, tool, arguments, read_timeout, context, self.name)
-            else:
-                request = client.call_tool(tool, arguments, read_timeout_seconds=read_timeout,
-                                           progress_callback=progress)
+            else:  # a 2026-07-28 task handle is resolved by the tasks extension (task_extension.py)
+                request = as_call(client.call_tool(tool, arguments, read_timeout_seconds=read_timeout,
+                                                   progress_callback=progress), self.name, context)
             return await within(request, timeout_s + 1.0, context)
         except TimeoutError:
             raise ToolError(f"MCP server '{self.name}' did not answer within {timeout_s:g}s") from None
@@ -260,14 +284,27 @@ class ServerConnection:
                 raise ToolError(f"MCP server '{self.name}' did not answer within {timeout_s:g}s") from None
             if _connection_lost(exc):
                 raise ToolError(await self._lost(restarted, generation, mark)) from None
+            if self.offer_deprecated and names_deprecated(exc.message) and not modern(client):
+                return await self._without_deprecated(tool, arguments, timeout_s, context, exc.message)
             raise ToolError(f"MCP server '{self.name}' refused the call: {self.scrub(exc.message)}") from None
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, ToolError):  # a ToolError: a task that failed or was cancelled
             raise
         except Exception as exc:  # noqa: BLE001 - a broken transport: report, restart next time
+            if "output schema" in str(exc) and not _closed(client):  # the SDK checked the result: not a crash
+                raise ToolError(f"MCP server '{self.name}' returned an invalid result: {self.scrub(str(exc))}") from None
             raise ToolError(await self._lost(restarted, generation, mark, describe(exc))) from None
         finally:
             if context is not None:
                 self.in_flight.remove(context)
+
+    async def _without_deprecated(self, tool: str, arguments: dict[str, Any], timeout_s: float,
+                                  context: ToolContext | None, refused: str) -> Any:
+        """The server refused a call over roots or sampling: connect again without them, call again."""
+        self.offer_deprecated = False
+        if not await self.restart():
+            raise ToolError(f"MCP server '{self.name}' refused the call: {self.scrub(refused)}")
+        self._note(refusal_note(self.name, self.scrub(refused)))
+        return await self.call(tool, arguments, timeout_s, context)
 
     def runs_as_task(self, tool: str) -> bool:
         return any(t.name == tool and runs_only_as_task(t) for t in self.tools)
@@ -351,30 +388,6 @@ class ServerConnection:
             if len(secret) >= 4:
                 text = text.replace(secret, "***")
         return text
-
-
-async def within(awaitable: Any, timeout_s: float, context: ToolContext | None) -> Any:
-    """``asyncio.wait_for``, except that the time ``context`` spends waiting for the user (a
-    sampling approval) is added to ``timeout_s``. Cancelled or timed out, the request is
-    cancelled too (the SDK then sends ``notifications/cancelled``)."""
-    if context is None:
-        return await asyncio.wait_for(awaitable, timeout_s)
-    loop = asyncio.get_running_loop()
-    task = asyncio.ensure_future(awaitable)
-    start = loop.time()
-    try:
-        while True:
-            left = context.left_s(timeout_s, loop.time() - start)
-            if left is not None and left <= 0:
-                raise TimeoutError
-            await asyncio.wait({task}, timeout=WAIT_SLICE_S if left is None else left)
-            if task.done():
-                return task.result()
-    finally:
-        if not task.done():
-            task.cancel()
-            with suppress(asyncio.CancelledError, Exception):
-                await task
 
 
 def _stderr_note(tail: str) -> str:

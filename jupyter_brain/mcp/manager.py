@@ -310,6 +310,10 @@ class MCPManager:
                 self._reported.add((name, error))
                 lines.append(f"MCP config: {error}")
         for name, connection in self.connections.items():
+            for note in connection.notes:  # e.g. a server that refused roots and sampling
+                if (name, note) not in self._reported:
+                    self._reported.add((name, note))
+                    lines.append(note)
             if connection.state == FAILED and connection.error and (name, connection.error) not in self._reported:
                 self._reported.add((name, connection.error))
                 lines.append(f"MCP server '{name}' failed to start: {connection.error}\n"

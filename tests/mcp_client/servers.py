@@ -36,7 +36,7 @@ def alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
-def start_http_demo() -> tuple[str, subprocess.Popen[bytes]]:
+def start_http_demo(script: Path = DEMO, *flags: str) -> tuple[str, subprocess.Popen[bytes]]:
     """The demo server over streamable HTTP on 127.0.0.1: (its URL, its process).
 
     This side binds the port and hands the listening socket to the server, so no other
@@ -48,7 +48,7 @@ def start_http_demo() -> tuple[str, subprocess.Popen[bytes]]:
         listening.bind(("127.0.0.1", 0))
         listening.listen(16)
         port = listening.getsockname()[1]
-        process = subprocess.Popen([sys.executable, str(DEMO), "http", f"fd={listening.fileno()}"],
+        process = subprocess.Popen([sys.executable, str(script), "http", f"fd={listening.fileno()}", *flags],
                                    pass_fds=(listening.fileno(),), stdout=subprocess.DEVNULL,
                                    stderr=subprocess.DEVNULL)
     return f"http://127.0.0.1:{port}/mcp", process

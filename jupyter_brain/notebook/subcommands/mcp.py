@@ -105,8 +105,12 @@ def _list(magics: Any, args: list[str]) -> None:
         state = connection.state if connection is not None and connection.config == config else "not started"
         tools = str(len(connection.tools)) if connection is not None and state == "running" else "-"
         rows.append((name, config.transport, state, tools, config.summary()))
+        if connection is not None and state == "running" and connection.protocol:
+            rows[-1] = (*rows[-1][:4], f"{rows[-1][4]}  (MCP {connection.protocol})")
         if connection is not None and state in ("failed", "crashed") and connection.error:
             rows.append(("", "", "", "", connection.error))
+        if connection is not None and connection.config == config:
+            rows += [("", "", "", "", note) for note in connection.notes]
     rows += [(name, "", "disabled", "-", "") for name in disabled]
     rows += [(name, "", "invalid", "-", error) for name, error in errors.items()]
     widths = [max(len(r[i]) for r in [("server", "type", "state", "tools", ""), *rows]) for i in range(4)]
