@@ -158,7 +158,10 @@ class ContextFitter:
         Level changes and compactions are events. A compaction that cannot get under the
         budget still sends what it has. The workspace renders once per request.
         """
+        self.settle()
         request = build_request(messages, system_prompt, self.workspace, self.layers)
+        if self._count_later(request, messages, step, emit):
+            return False, request
         tokens = self._measure(request, messages)
         critical = self.tracker.critical_tokens
         if self.auto_compact and tokens >= critical:
