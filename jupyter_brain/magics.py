@@ -130,9 +130,15 @@ class AgentMagics(Magics):
             from .notebook.subcommands import run_subcommand
 
             return run_subcommand(self, line)
-        from .notebook.agent_cell import run_agent_cell
+        from .notebook import warm_up
 
-        return run_agent_cell(self, line, cell)
+        release = warm_up.hold()  # the warm-up's later work waits for this turn's first word (#40)
+        try:
+            from .notebook.agent_cell import run_agent_cell
+
+            return run_agent_cell(self, line, cell, first_word=release)
+        finally:
+            release()
 
     @cell_magic
     def compare(self, line: str = "", cell: str = "") -> None:

@@ -204,3 +204,36 @@ def test_the_checks_see_type_checking_and_lazy_imports(tmp_path: Path) -> None:
     assert any("(providers) imports the agent" in b for b in bad)
     assert any("(server extension) imports the UI" in b for b in bad)
     assert any("(conventions) imports the UI: IPython" in b for b in bad)
+
+
+FIRST_WORD_PROBE = """
+import importlib, json, sys
+import anthropic
+before = set(sys.modules)
+from jupyter_brain.notebook import warm_up
+for name in (*warm_up.MODULES, "jupyter_brain.magics", "jupyter_brain.providers.anthropic"):
+    importlib.import_module(name)
+from jupyter_brain.providers.sdk_support import transport_errors
+transport_errors()
+from jupyter_brain.agent.events import TurnEnd
+lazy = ("yaml", "tiktoken", "httpx", "mcp", "opentelemetry", "pandas", "numpy")
+print(json.dumps({"loaded": sorted(m for m in lazy if m in sys.modules and m not in before),
+                  "events_built": TurnEnd.__pydantic_complete__}))
+"""
+
+
+def test_a_first_turns_modules_leave_what_its_first_word_does_not_need_unloaded() -> None:
+    """#40: a kernel's first ``%%agent`` turn imports these before its first word (the
+    warm-up's ``MODULES``, the magics, the Anthropic provider); none of them may load Agent
+    Skills' YAML parser, the tokenizer (the first request is counted after it is sent), an
+    HTTP library the SDK does not use, the MCP SDK, OpenTelemetry or pandas; and the event
+    types build their validators on first use, not at import."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", FIRST_WORD_PROBE], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "JUPYTER_BRAIN_WARM_UP": "0"}, check=True)
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen == {"loaded": [], "events_built": False}

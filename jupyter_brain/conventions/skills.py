@@ -17,8 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml  # type: ignore[import-untyped]  # no stubs in the venv
-
 SKILL_FILE = "SKILL.md"
 PROJECT_SKILL_DIRS = (".agents/skills", ".claude/skills", ".github/skills")
 HOME_SKILL_DIRS = (".agents/skills", ".claude/skills")
@@ -167,6 +165,8 @@ def read_skill(folder: Path, shown: str) -> tuple[AgentSkill | None, SkillProble
     head, _ = split_frontmatter(text)
     if head is None:
         return None, SkillProblem(where, "frontmatter", "missing: the file must start with a '---' YAML block")
+    import yaml  # type: ignore[import-untyped]  # no stubs; imported here: a turn with no skill folder never needs it (#40)
+
     try:
         data = yaml.safe_load(head)
     except yaml.YAMLError as exc:

@@ -54,6 +54,16 @@ def _get_encoding() -> Any:
     return _encoding
 
 
+def tokenizer_loaded() -> bool:
+    """Whether counting now costs no load: the BPE tables are in (or failed to load, and
+    the bytes/4 estimate is used). Loading them takes a few hundred ms of CPU."""
+    return _encoding is not None or _encoding_failed
+
+
+def _utf8_len(text: Any) -> int:
+    return len((text if isinstance(text, str) else str(text)).encode("utf-8", "surrogatepass"))
+
+
 @lru_cache(maxsize=8192)
 def _count_text_cached(text: str) -> int:
     enc = _get_encoding()
@@ -195,6 +205,24 @@ class TokenCounter:
             n += TOOL_CALL_OVERHEAD_TOKENS
         _MESSAGE_COUNTS.put(key, n)
         return n
+
+    def bound_message(self, msg: Message) -> int:
+        """At least ``count_message(msg)``, with no tokenizer: every token covers at least
+        one UTF-8 byte, so the text's byte length bounds its token count (#40)."""
+        role, content, thinking, calls, images = _message_key(msg)
+        n = MESSAGE_OVERHEAD_TOKENS + _utf8_len(content) + IMAGE_TOKENS * images
+        for text, data in thinking:
+            n += _utf8_len(text) + _utf8_len(data)
+        for name, args in calls:
+            n += TOOL_CALL_OVERHEAD_TOKENS + _utf8_len(name) + _utf8_len(args)
+        if role == "tool":
+            n += TOOL_CALL_OVERHEAD_TOKENS
+        return n
+
+    def bound_request(self, messages: Iterable[Message], tools: Sequence[ToolSchema] = ()) -> int:
+        """At least ``count_request(messages, tools)``, with no tokenizer (``bound_message``)."""
+        bound = sum(self.bound_message(m) for m in messages)
+        return bound + sum(TOOL_SCHEMA_OVERHEAD_TOKENS + _utf8_len(_ARGS_JSON.json(s)) for s in tools or ())
 
     def count_messages(self, messages: Iterable[Message]) -> int:
         count = self.count_message

@@ -7,6 +7,7 @@ transcript added) whatever happens; the ``TurnResult`` goes to ``_agent`` (and `
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -32,12 +33,15 @@ from .turn_failure import fail_statuses, turn_failure
 from .turn_keywords import prompt_directory, turn_keywords
 from .turn_numbers import numbered
 from .views import agent_view, close_view
+from .warm_up import at_first_output
 from .web_search import registered_web_search
 
 
-def run_agent_cell(magics: Any, line: str, cell: str, *, interpolate_prompt: bool = True) -> None:
+def run_agent_cell(magics: Any, line: str, cell: str, *, interpolate_prompt: bool = True,
+                   first_word: Callable[[], None] | None = None) -> None:
     """``%%agent [flags]`` + the prompt in the cell body; ``magics`` holds the kernel's state.
-    ``interpolate_prompt=False``: the prompt is used as written (it holds code, e.g. ``%agent fix``)."""
+    ``interpolate_prompt=False``: the prompt is used as written (it holds code, e.g. ``%agent fix``);
+    ``first_word``: called at the turn's first output (``warm_up.hold``'s release)."""
     parser = agent_parser()
     args = parser.parse_args(split_flags(line, "%%agent"))
     if args.help:
@@ -113,7 +117,8 @@ def run_agent_cell(magics: Any, line: str, cell: str, *, interpolate_prompt: boo
         )
         if harness.redactor is not None and hasattr(view, "redact"):
             view.redact = harness.redactor  # also masks the configured keys' values
-        on_event = numbered(view.handle, len(session.turns()) + 1)  # "Turn N" of the session
+        # "Turn N" of the session; its first word lets the warm-up go on (#40)
+        on_event = at_first_output(numbered(view.handle, len(session.turns()) + 1), first_word)
         result = session.run(prompt, harness, on_event=on_event, cell=run, append=args.append, **keywords)
         view.output_metadata = output_metadata(provider)  # the recording, saved with the notebook
         # Imported here, after the turn: its eval machinery is not on the first word's path (#40).

@@ -13,6 +13,12 @@ Nothing here touches the kernel's namespace, its working folder or ``AgentMagics
 settings (``data_dir`` may still change): the tools are built over an empty namespace
 in a throwaway folder, and nothing is written. ``JUPYTER_BRAIN_WARM_UP=0`` turns it off.
 A failure is logged at debug level and changes nothing: the first turn does the work.
+
+The thread shares the GIL with the cell, so while a turn waits for its first word (a first
+cell right after ``%load_ext``, issue #40) the warm-up does only what that word needs (the
+turn's modules, the SDK, the tools' schemas): the rest (the tokenizer, which the first
+request no longer waits for — ``agent/context/fitting.py`` counts it after sending — and
+``LATER_MODULES``) waits until no turn is before its first word (``hold``).
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ import os
 import tempfile
 import threading
 import time
+from collections.abc import Callable
+from typing import Any
 
 # What every turn imports (the agent core, its tools, the view), in dependency order.
 MODULES = (
@@ -36,7 +44,7 @@ MODULES = (
     "jupyter_brain.agent.checkpoints",  # the kernel's checkpoint store
 )
 # What a turn needs only after its first word (a first turn right after ``%load_ext`` must not
-# wait for them: the warm-up loads them last).
+# wait for them: the warm-up loads them last, once no turn is before its first word).
 LATER_MODULES = (
     "jupyter_brain.notebook.turn_export",  # remember_turn, when the turn has ended
     "jupyter_brain.mcp",  # our MCP glue: its SDK loads only when mcp.json names a server
@@ -47,6 +55,12 @@ _thread: threading.Thread | None = None
 _done = threading.Event()
 seconds: float | None = None  # how long the warm-up took, once it is done (benchmarks)
 log = logging.getLogger("jupyter_brain.warm_up")
+# Turns before their first word: the warm-up's later work waits for none (``hold``).
+_waiting_turns = 0
+_no_turn_waiting = threading.Condition()
+_HOLD_LIMIT_S = 60.0  # a turn that never reports still lets the warm-up finish
+# The first events of a model's answer: its first word (or thought, or tool call), or the step's end.
+_FIRST_OUTPUT = frozenset({"text_delta", "thinking_delta", "tool_call_start", "step_end", "error", "turn_end"})
 
 
 def start() -> threading.Thread | None:
@@ -70,6 +84,46 @@ def wait(timeout: float | None = None) -> bool:
     return _done.wait(timeout)
 
 
+def hold() -> Callable[[], None]:
+    """A turn starts: the warm-up's later work waits until the returned ``release`` is
+    called (at the turn's first output, ``at_first_output``, or its end). Idempotent."""
+    global _waiting_turns
+    with _no_turn_waiting:
+        _waiting_turns += 1
+    released = threading.Event()
+
+    def release() -> None:
+        global _waiting_turns
+        with _no_turn_waiting:
+            if released.is_set():
+                return
+            released.set()
+            _waiting_turns -= 1
+            _no_turn_waiting.notify_all()
+
+    return release
+
+
+def at_first_output(on_event: Callable[[Any], Any], release: Callable[[], None] | None) -> Callable[[Any], Any]:
+    """``on_event``, calling ``release`` at the turn's first output event (its first word)."""
+    if release is None:
+        return on_event
+    done = threading.Event()
+
+    def watched(event: Any) -> Any:
+        if not done.is_set() and getattr(event, "type", None) in _FIRST_OUTPUT:
+            done.set()
+            release()
+        return on_event(event)
+
+    return watched
+
+
+def _wait_for_first_words() -> None:
+    with _no_turn_waiting:
+        _no_turn_waiting.wait_for(lambda: _waiting_turns <= 0, timeout=_HOLD_LIMIT_S)
+
+
 def _run() -> None:
     global seconds
     start = time.perf_counter()
@@ -83,18 +137,20 @@ def _run() -> None:
 
 
 def warm_up() -> None:
-    """Import the turn's modules, load the tokenizer, build the built-in tools' schemas."""
+    """Import the turn's modules and the SDK, build the built-in tools' schemas; then, once no
+    turn is before its first word, load the tokenizer and ``LATER_MODULES``."""
     for name in MODULES:
         importlib.import_module(name)
     from ..agent.artifacts import ArtifactStore, artifact_tool
     from ..foundation.tokens import TokenCounter
     from ..tools import default_tools
 
-    TokenCounter().count_text("warm up")
     _configured_sdk()
     with tempfile.TemporaryDirectory(prefix="jupyter-brain-warm-up-") as folder:
         for spec in [*default_tools({}, folder), artifact_tool(ArtifactStore())]:
             spec.schema()
+    _wait_for_first_words()
+    TokenCounter().count_text("warm up")
     for name in LATER_MODULES:
         importlib.import_module(name)
 

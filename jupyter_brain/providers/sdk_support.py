@@ -9,6 +9,7 @@ importing either SDK, so importing this module stays cheap.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -16,14 +17,14 @@ from jupyter_brain.providers.base import Message, ProviderError, ProviderErrorKi
 
 
 def transport_errors() -> tuple[type[BaseException], ...]:
-    """The HTTP-layer exception types a half-read stream can raise (httpx2 and httpx)."""
+    """The HTTP-layer exception types a half-read stream can raise (httpx2 and httpx): only
+    of the libraries already imported (an SDK imports its own before its client is built),
+    since a library never imported raises nothing, and importing it costs the first turn (#40)."""
     found: list[type[BaseException]] = []
     for module_name in ("httpx2", "httpx"):
-        try:
-            module = __import__(module_name)
-        except ImportError:
-            continue
-        found.append(module.TransportError)
+        error = getattr(sys.modules.get(module_name), "TransportError", None)
+        if isinstance(error, type) and issubclass(error, BaseException):
+            found.append(error)
     return tuple(found)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ...foundation.tokens import TokenCounter
+from ...foundation.tokens import TokenCounter, tokenizer_loaded
 from ...providers.capabilities import ExactTokenCount
 from ..events import CompactionEvent, ContextWarning
 from ..images import drop_old_images
@@ -133,8 +133,8 @@ class ContextFitter:
         self.workspace = workspace
         self.layers: Sequence[ContextLayer] = ()  # the turn's own fresh layers (memories, ...)
         self.compactions = 0
-        self.last_request_raw = 0  # the request about to be sent, in our tokenizer's units
-        self.last_request_estimate = 0  # the same, calibrated to the provider's counts
+        self._raw = 0  # the request about to be sent, in our tokenizer's units
+        self._estimate = 0  # the same, calibrated to the provider's counts
         # Running count of the history: messages are only appended during a turn (a
         # compaction resets it), so each request counts just what is new.
         self._counted_upto = 0
@@ -142,6 +142,9 @@ class ContextFitter:
         self._tools_tokens: int | None = None
         self._system_key: list[tuple[Any, Any]] | None = None  # (role, content) of the system part counted
         self._system_tokens = 0
+        # A request sent before it was counted (``_count_later``): (request, its history's
+        # length, step, emit), counted by ``settle``.
+        self._uncounted: tuple[list[Message], int, int, Emit] | None = None
 
     def recount(self) -> None:
         """The history was rewritten (not only appended to): count it afresh next time."""
@@ -155,7 +158,10 @@ class ContextFitter:
         Level changes and compactions are events. A compaction that cannot get under the
         budget still sends what it has. The workspace renders once per request.
         """
+        self.settle()
         request = build_request(messages, system_prompt, self.workspace, self.layers)
+        if self._count_later(request, messages, step, emit):
+            return False, request
         tokens = self._measure(request, messages)
         critical = self.tracker.critical_tokens
         if self.auto_compact and tokens >= critical:
@@ -176,7 +182,7 @@ class ContextFitter:
                                      messages_after=len(messages), budget_tokens=self.budget_tokens))
                 self._emit_net_level(change, step, tokens, emit)
                 return True, request
-        overhead = self.last_request_raw - self._counted_tokens  # system part + tool schemas
+        overhead = self._raw - self._counted_tokens  # system part + tool schemas
         result: CompactionResult = self.compaction.compact(
             messages, budget_tokens=int(self.budget_tokens * self.target), counter=self.counter,
             protect_from=protect, goal=goal, summarize=summarize, overhead_tokens=overhead,
@@ -207,10 +213,47 @@ class ContextFitter:
             emit(ContextWarning(step=step, level=self.tracker.level, previous=before, tokens=tokens,
                                 window=self.budget_tokens))
 
+    def _count_later(self, request: list[Message], messages: list[Message], step: int, emit: Emit) -> bool:
+        """Send this request now and count it after (``settle``), when counting it would
+        first load the tokenizer (a kernel's first request: a few hundred ms before its first
+        word, #40) and cannot change what happens before the call: the context is at the
+        ``ok`` level and a bound on the count (bytes, ``TokenCounter.bound_request``) stays
+        below the warning level, so no level change, no warning and no compaction can come
+        of the exact count. Cost caps and the governance ledger count for themselves."""
+        if tokenizer_loaded() or self.tracker.level != "ok":
+            return False
+        bound = self.counter.calibrated(self.counter.bound_request(request, self.tool_schemas))
+        if bound >= self.tracker.warning_tokens:
+            return False
+        self._uncounted = (request, len(messages), step, emit)
+        return True
+
+    def settle(self) -> None:
+        """Count the request ``fit`` sent uncounted, as ``fit`` would have counted it, before
+        anything reads the count (the next request, ``observe``, the turn's end)."""
+        if self._uncounted is None:
+            return
+        request, length, step, emit = self._uncounted
+        self._uncounted = None
+        tokens = self._measure(request, request[len(request) - length:])
+        self._emit_level(self.tracker.update(tokens), step, emit)  # none: the bound was below every level
+
+    @property
+    def last_request_raw(self) -> int:
+        """The last request's tokens, in our tokenizer's units (counted now if it was sent uncounted)."""
+        self.settle()
+        return self._raw
+
+    @property
+    def last_request_estimate(self) -> int:
+        """The same, calibrated to the provider's counts."""
+        self.settle()
+        return self._estimate
+
     def observe(self, reported_input_tokens: int) -> None:
         """The provider's own count of the request we measured: later estimates follow it."""
         if reported_input_tokens > 0 and self.last_request_raw > 0:
-            self.counter.observe(self.last_request_raw, reported_input_tokens)
+            self.counter.observe(self._raw, reported_input_tokens)
 
     def _measure(self, request: list[Message], messages: list[Message]) -> int:
         """Raw tokens of ``request`` (its system part + ``messages``) plus the tool schemas;
@@ -229,9 +272,9 @@ class ContextFitter:
         key = [(m.get("role"), m.get("content")) for m in system_part]
         if key != self._system_key:
             self._system_key, self._system_tokens = key, sum(count(m) for m in system_part)
-        self.last_request_raw = self._system_tokens + self._counted_tokens + self._tools_tokens
-        self.last_request_estimate = self.counter.calibrated(self.last_request_raw)
-        return self.last_request_estimate
+        self._raw = self._system_tokens + self._counted_tokens + self._tools_tokens
+        self._estimate = self.counter.calibrated(self._raw)
+        return self._estimate
 
     def _confirm_count(self, request: list[Message], estimate: int) -> int:
         """Before compacting on an estimate, ask the provider for its exact count where it
@@ -244,8 +287,8 @@ class ContextFitter:
             return estimate
         if not exact:
             return estimate
-        self.counter.observe(self.last_request_raw, exact)
-        self.last_request_estimate = exact
+        self.counter.observe(self._raw, exact)
+        self._estimate = exact
         return exact
 
     def _emit_level(self, change: ContextLevelChange | None, step: int, emit: Emit) -> None:

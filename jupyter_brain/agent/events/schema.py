@@ -28,7 +28,9 @@ ToolStatus = Literal["ok", "error", "timeout", "denied", "blocked", "invalid", "
 
 
 class EventBase(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Each event type builds its validator on first use, not at import: a turn's first word
+    # needs a handful of the ~30 types (#40).
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     session_id: str = ""
     turn_id: str = ""
@@ -392,7 +394,7 @@ Event = Annotated[
     Field(discriminator="type"),
 ]
 
-EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event, config=ConfigDict(defer_build=True))  # built on first use
 
 
 def event_from_dict(data: dict[str, Any]) -> Event:

@@ -174,6 +174,7 @@ class Turn:
             except Exception as exc:  # noqa: BLE001 - a bug must still leave a usable session
                 self.status, self.error = "error", f"{type(exc).__name__}: {exc}"
                 self.emit(ErrorEvent(step=self.step, kind="internal", message=self._clean(self.error), recoverable=False))
+        self.fitter.settle()  # a request sent before it was counted is counted now (fitting.py)
         return self._finish(time.perf_counter() - started)
 
     def _announce(self) -> None:

@@ -62,3 +62,42 @@ def test_a_changed_system_prompt_is_counted():
         assert fitter.last_request_raw == fitter.counter.count_messages(request) + fitter.counter.count_tools(schemas)
         sizes.append(fitter.last_request_raw)
     assert sizes[0] == sizes[2] < sizes[1]
+
+
+def test_a_first_request_is_sent_before_it_is_counted_when_the_count_cannot_matter(monkeypatch):
+    """#40: with the tokenizer not loaded yet, a request whose byte bound is below the warning
+    level goes out uncounted; whatever reads the count then gets the exact figure, and the
+    next request counts on from it."""
+    from jupyter_brain.agent.context import fitting
+
+    fitter, schemas = _fitter(None)
+    counted = []
+    real = fitter.counter.count_message
+    monkeypatch.setattr(fitter.counter, "count_message", lambda m: counted.append(m) or real(m))
+    monkeypatch.setattr(fitting, "tokenizer_loaded", lambda: False)
+    messages = [{"role": "user", "content": "hello é"}]
+    events: list = []
+    _, request = fitter.fit(messages, "You help.", protect=0, goal="hello", summarize=lambda old: "",
+                            step=1, emit=events.append)
+    assert counted == [] and fitter.tracker.last_tokens == 0  # nothing counted before the call
+    exact = fitter.counter.count_messages(request) + fitter.counter.count_tools(schemas)
+    assert fitter.counter.bound_request(request, schemas) >= exact
+    assert fitter.last_request_raw == exact and fitter.tracker.last_tokens == exact
+    messages.append({"role": "assistant", "content": "hi"})
+    _, second = fitter.fit(messages, "You help.", protect=0, goal="hello", summarize=lambda old: "",
+                           step=2, emit=events.append)
+    assert fitter.last_request_raw == fitter.counter.count_messages(second) + fitter.counter.count_tools(schemas)
+    assert events == []
+
+
+def test_a_request_near_a_context_level_is_counted_before_it_is_sent(monkeypatch):
+    """The byte bound reaches the warning level: the request is counted at once, as before."""
+    from jupyter_brain.agent.context import fitting
+
+    fitter, schemas = _fitter(None)
+    monkeypatch.setattr(fitting, "tokenizer_loaded", lambda: False)
+    fitter.tracker.context_window = 200  # the warning level at 140 tokens: the tools' bytes alone pass it
+    _, request = fitter.fit([{"role": "user", "content": "hello"}], "You help.", protect=0, goal="hello",
+                            summarize=lambda old: "", step=1, emit=lambda e: None)
+    assert fitter._uncounted is None
+    assert fitter.tracker.last_tokens == fitter.counter.count_messages(request) + fitter.counter.count_tools(schemas)
