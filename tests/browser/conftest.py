@@ -220,6 +220,27 @@ def _own_labextension(tmp_path_factory, prefix: str) -> tuple[str, ...]:
     return (f"--LabApp.extra_labextensions_path={folder}",)
 
 
+ENDPOINT_EXTENSIONS = "{'jupyterlab': True, 'jupyter_brain.server': True}"
+COLLABORATION_EXTENSIONS = ENDPOINT_EXTENSIONS[:-1] + ", 'jupyter_server_ydoc': True, 'jupyter_server_fileid': True}"
+
+
+def serve_endpoint_lab(tmp_path_factory, prefix: str, *extra_args: str, rtc: bool = False, autosave: bool = True):
+    """A JupyterLab of its own (this Python) serving jupyter-brain's MCP endpoint (#35), with
+    jupyter-collaboration's server parts when ``rtc``; ``autosave=False`` where a tab's autosave
+    would race an agent's edits to the file (JupyterLab's model does not hold them)."""
+    extensions = COLLABORATION_EXTENSIONS if rtc else ENDPOINT_EXTENSIONS
+    server_gen = serve_lab(sys.executable, tmp_path_factory, prefix,
+                           (f"--ServerApp.jpserver_extensions={extensions}", *extra_args), rtc=rtc)
+    server = next(server_gen)
+    if not autosave:
+        docmanager = server.settings / "@jupyterlab" / "docmanager-extension"
+        docmanager.mkdir(parents=True, exist_ok=True)
+        (docmanager / "plugin.jupyterlab-settings").write_text('{"autosave": false}')
+    yield server
+    server.reset()
+    next(server_gen, None)
+
+
 @pytest.fixture(scope="session")
 def lab_server(tmp_path_factory):
     """The session's one JupyterLab (``$JUPYTER_BRAIN_LAB_PYTHON``, else this Python)."""

@@ -7,7 +7,6 @@ is in the tab's kernel. Screenshot: claude_code_in_lab.png."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,10 +14,17 @@ from playwright.sync_api import expect
 
 from ..engines.scripted_claude import ScriptedClaude, text, tool_use
 from ..server.test_claude_code_cli import claude_bin, run_claude
-from .conftest import kernel_output, open_notebook, run_cell, screenshot, serve_lab, wait_idle_after_run, write_notebook
+from .conftest import (
+    kernel_output,
+    open_notebook,
+    run_cell,
+    screenshot,
+    serve_endpoint_lab,
+    wait_idle_after_run,
+    write_notebook,
+)
 
 pytestmark = pytest.mark.browser
-EXTENSIONS = "{'jupyterlab': True, 'jupyter_brain.server': True}"
 
 
 @pytest.fixture(scope="module")
@@ -26,15 +32,7 @@ def mcp_lab(tmp_path_factory):
     """A JupyterLab of its own with the endpoint on and ``permission`` auto, no autosave (a tab's
     autosave would race the agent's edits: JupyterLab's model does not hold them)."""
     claude_bin()
-    server_gen = serve_lab(sys.executable, tmp_path_factory, "mcp-lab", (
-        f"--ServerApp.jpserver_extensions={EXTENSIONS}", "--JupyterBrainMCP.permission=auto"))
-    server = next(server_gen)
-    docmanager = server.settings / "@jupyterlab" / "docmanager-extension"
-    docmanager.mkdir(parents=True, exist_ok=True)
-    (docmanager / "plugin.jupyterlab-settings").write_text('{"autosave": false}')
-    yield server
-    server.reset()
-    next(server_gen, None)
+    yield from serve_endpoint_lab(tmp_path_factory, "mcp-lab", "--JupyterBrainMCP.permission=auto", autosave=False)
 
 
 class Endpoint:

@@ -9,7 +9,6 @@ real-time collaboration on, unlike every other browser test's)."""
 
 from __future__ import annotations
 
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -18,21 +17,23 @@ import pytest
 from playwright.sync_api import expect
 
 from ..server.jupyter import _call_tools, saved_notebook
-from .conftest import kernel_output, open_notebook, run_cell, screenshot, serve_lab, wait_idle_after_run, write_notebook
+from .conftest import (
+    kernel_output,
+    open_notebook,
+    run_cell,
+    screenshot,
+    serve_endpoint_lab,
+    wait_idle_after_run,
+    write_notebook,
+)
 
 pytest.importorskip("jupyter_server_ydoc", reason="jupyter-collaboration is not installed (the collaboration extra)")
 pytestmark = pytest.mark.browser
-EXTENSIONS = "{'jupyterlab': True, 'jupyter_brain.server': True, 'jupyter_server_ydoc': True, 'jupyter_server_fileid': True}"
 
 
 @pytest.fixture(scope="module")
 def rtc_lab(tmp_path_factory):
-    server_gen = serve_lab(sys.executable, tmp_path_factory, "rtc-lab", (
-        f"--ServerApp.jpserver_extensions={EXTENSIONS}", "--JupyterBrainMCP.permission=auto"), rtc=True)
-    server = next(server_gen)
-    yield server
-    server.reset()
-    next(server_gen, None)
+    yield from serve_endpoint_lab(tmp_path_factory, "rtc-lab", "--JupyterBrainMCP.permission=auto", rtc=True)
 
 
 class Endpoint:

@@ -8,7 +8,6 @@ Screenshots: outside_approval_{insert,execute,dialog}.png, outside_provenance_ba
 from __future__ import annotations
 
 import re
-import sys
 import threading
 from typing import Any
 
@@ -17,10 +16,17 @@ import pytest
 from playwright.sync_api import expect
 
 from ..server.jupyter import _reply
-from .conftest import WAIT_S, open_notebook, run_cell, screenshot, serve_lab, wait_idle_after_run, write_notebook
+from .conftest import (
+    WAIT_S,
+    open_notebook,
+    run_cell,
+    screenshot,
+    serve_endpoint_lab,
+    wait_idle_after_run,
+    write_notebook,
+)
 
 pytestmark = pytest.mark.browser
-EXTENSIONS = "{'jupyterlab': True, 'jupyter_brain.server': True}"
 SOURCE = "answer = base * 2 + 2\nprint('answer', answer)"
 CARD = ".jb-outside-approval .jb-approval"
 
@@ -28,15 +34,8 @@ CARD = ".jb-outside-approval .jb-approval"
 @pytest.fixture(scope="module")
 def ask_lab(tmp_path_factory):
     """A JupyterLab of its own with the endpoint under ``ask`` (the default), no autosave."""
-    server_gen = serve_lab(sys.executable, tmp_path_factory, "ask-lab", (
-        f"--ServerApp.jpserver_extensions={EXTENSIONS}", f"--JupyterBrainMCP.approval_timeout={WAIT_S}"))
-    server = next(server_gen)
-    docmanager = server.settings / "@jupyterlab" / "docmanager-extension"
-    docmanager.mkdir(parents=True, exist_ok=True)
-    (docmanager / "plugin.jupyterlab-settings").write_text('{"autosave": false}')
-    yield server
-    server.reset()
-    next(server_gen, None)
+    yield from serve_endpoint_lab(tmp_path_factory, "ask-lab", f"--JupyterBrainMCP.approval_timeout={WAIT_S}",
+                                  autosave=False)
 
 
 class Agent(threading.Thread):
@@ -136,6 +135,7 @@ def test_a_notebook_no_tab_shows_is_asked_in_a_dialog(ask_lab, page) -> None:
     dialog = page.locator(".jp-Dialog", has=page.locator(".jb-outside-approval"))
     expect(dialog.locator(".jp-Dialog-header")).to_have_text("claude-code asks to create the notebook made.ipynb")
     expect(dialog.locator(".jb-approval-tool")).to_have_text("create_notebook")
+    expect(dialog.locator(".jb-approval-path")).to_have_text("create the notebook made.ipynb")  # the path once
     screenshot(page, "outside_approval_dialog", stable=".jp-Dialog-content")
     dialog.locator("button.jp-mod-accept").click()
     agent.join(WAIT_S)

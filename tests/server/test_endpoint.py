@@ -196,6 +196,35 @@ def test_create_notebook_then_work_in_it(auto_server: RunningServer) -> None:
     assert nb.metadata.kernelspec.name and nb.cells[0].cell_type == "markdown"
 
 
+def test_a_notebook_an_agent_built_reruns_with_run_all_and_no_agent(auto_server: RunningServer) -> None:
+    """#35: what an outside agent wrote is plain cells (provenance in metadata only): a fresh
+    kernel with no server, no endpoint and no jupyter-brain loaded runs it top to bottom, as Run All
+    does, to the outputs the agent's own runs left."""
+    from nbclient import NotebookClient
+
+    replies = call_tools(auto_server, [
+        ("create_notebook", {"path": "built.ipynb"}),
+        ("insert_cell", {"path": "built.ipynb", "source": "# Squares", "cell_type": "markdown"}),
+        ("insert_cell", {"path": "built.ipynb", "source": "squares = [n * n for n in range(5)]"}),
+        ("insert_cell", {"path": "built.ipynb", "source": "print(sum(squares))"}),
+        ("execute_cell", {"path": "built.ipynb", "index": 1}),
+        ("execute_cell", {"path": "built.ipynb", "index": 2}),
+    ], client_name="claude-code")
+    assert not any(r.is_error for r in replies), [r.text for r in replies]
+    built = saved_notebook(auto_server.root / "built.ipynb", lambda nb: len(nb.cells) == 3 and nb.cells[2].outputs)
+    assert all(c.metadata["jupyter_brain"]["provenance"]["client"] == "claude-code" for c in built.cells)
+    assert built.cells[2].outputs[0]["text"] == "30\n"
+
+    rerun = nbformat.from_dict(json.loads(json.dumps(built)))
+    for cell in rerun.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    NotebookClient(rerun, kernel_name="python3", timeout=60,
+                   resources={"metadata": {"path": str(auto_server.root)}}).execute()
+    assert rerun.cells[2].outputs[0]["text"] == "30\n"
+    nbformat.validate(rerun)
+
+
 def _png(width: int, height: int) -> str:
     try:
         from PIL import Image

@@ -38,6 +38,12 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls: string, text?: s
   return node;
 }
 
+/** The notebook and what is asked, the path said once (a title may name it already:
+ *  "create the notebook made.ipynb"). */
+export function cardHeading(request: Pick<IOutsideRequest, 'path' | 'title'>): string {
+  return !request.path || request.title.includes(request.path) ? request.title : `${request.path}: ${request.title}`;
+}
+
 /** The card: who asks, the tool, the notebook, the diff or the code, Approve / Deny
  *  (the in-kernel approval card's classes, so it looks the same). */
 export function renderOutsideCard(request: IOutsideRequest, decide: Decide, withActions = true): HTMLElement {
@@ -52,7 +58,7 @@ export function renderOutsideCard(request: IOutsideRequest, decide: Decide, with
     el('span', 'jb-outside-client', `✎ ${request.client}`),
     el('code', 'jb-approval-tool', request.tool),
     el('span', `jb-chip jb-effect-${request.effect.replace(/[^a-z]/g, '')}`, request.effect),
-    el('span', 'jb-approval-path', `${request.path}: ${request.title}`)
+    el('span', 'jb-approval-path', cardHeading(request))
   );
   card.appendChild(head);
   if (request.diff) {

@@ -23,6 +23,7 @@ SUBCOMMANDS = {
     "replay [TURN]": "re-render a past turn (number or id) from the event log",
     "fix [N] [--apply]": "fix the last failing cell (or In [N]) with the agent: shows a diff; --apply adds it below",
     "inspect [TURN] [--full]": "the last request a turn sent: system prompt, workspace, history, tools, tokens",
+    "inspect outside [--full]": "what outside agents (MCP endpoint) did here: each session's calls, arguments, approvals, results",
     "compare-history": "past %%compare runs and the winner marked for each",
     "compare-best STRATEGY [N]": "record STRATEGY as the winner of comparison N (default: the latest)",
     "decisions [N] [--session NAME]": "the last N decision records: per turn (model, tools, status, why) and Mark best",

@@ -1,4 +1,5 @@
-"""``%agent inspect [TURN] [--full]``: the last request a turn sent, part by part.
+"""``%agent inspect [TURN] [--full]``: the last request a turn sent, part by part;
+``%agent inspect outside [--full]``: what outside agents did here (``outside_sessions``).
 
 Works in every front-end (plain text). Each part — the system prompt, the fresh layers
 (workspace, memories, context pack, runtime, skill), the history and each tool schema —
@@ -14,6 +15,7 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from ...agent.request_snapshot import REQUEST_RECORD, RequestSnapshot, snapshot_from_record
+from .outside_sessions import outside_footer, outside_records, render_outside
 from .text import clip
 
 PART_TITLES = {
@@ -36,15 +38,26 @@ def cmd_inspect(magics: Any, rest: list[str]) -> None:
     words = [w for w in rest if w != "--full"]
     unknown = [w for w in words if w.startswith("-")]
     if unknown or len(words) > 1:
-        raise UsageError("%agent inspect [TURN] [--full]: TURN is a turn number (1 = first) or a turn id")
+        raise UsageError("%agent inspect [TURN|outside] [--full]: TURN is a turn number (1 = first) or a turn id;"
+                         " outside: what coding agents did here through the MCP endpoint")
+    outside = outside_records(magics.manager.event_log)
+    if words == ["outside"]:
+        print(render_outside(outside, full=full))
+        return
     session = magics.manager.current
     if not session.turns():
+        if not words and outside:  # only outside agents have worked here: show theirs
+            print(render_outside(outside, full=full))
+            return
         raise UsageError(f"%agent inspect: session {session.name} has no turns yet")
     record, snapshot = turn_snapshot(session, words[0] if words else None)
     if snapshot is None:
         print(f"turn {record.index + 1} ({record.turn_id}): {NOT_KEPT}")
-        return
-    print(render_snapshot(snapshot, full=full))
+    else:
+        print(render_snapshot(snapshot, full=full))
+    footer = outside_footer(outside)
+    if footer:
+        print(footer)
 
 
 NOT_KEPT = "its request was not stored (it sent none, or it ran before requests were stored)"

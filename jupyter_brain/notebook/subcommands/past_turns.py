@@ -14,6 +14,7 @@ from ...turn_costs import RECORDED_MARK, logged_turn_costs, recorded_usages
 from ..budget import budget_lines
 from ..turn_numbers import numbered_events
 from ..views import agent_view, close_view
+from .outside_sessions import OUTSIDE_CALL
 from .text import clip, count_arg
 
 
@@ -109,7 +110,6 @@ def cmd_replay(magics: Any, rest: list[str]) -> None:
     close_view(view)
 
 
-OUTSIDE_CALL = "outside_call"  # the record kind jupyter_brain/server/audit.py writes
 
 
 def outside_line(record: dict[str, Any]) -> str:
