@@ -128,3 +128,18 @@ def test_budgets_by_name_and_for_everyone(write_policy):
     alice, bob = load(path, "alice").scopes(), load(path, "bob").scopes()
     assert [(s.kind, s.name, s.members) for s in alice] == [("user", "alice", ("alice",)), ("team", "a", ("alice", "bob"))]
     assert alice[0].caps.max_tokens_per_day == 1000 and bob[0].caps.max_cost_per_day == 5
+
+
+@pytest.mark.parametrize("doc", ["README.md", "docs/guide/admins.md"])
+def test_the_documented_policy_examples_are_valid_policies(doc):
+    """The admin copies the example: it must load as it is shown (a renamed key would fail here)."""
+    import re
+    from pathlib import Path
+
+    from jupyter_brain.governance.policy import Policy
+
+    text = (Path(__file__).resolve().parents[2] / doc).read_text(encoding="utf-8")
+    examples = [json.loads(block) for block in re.findall(r"```json\n(.*?)```", text, re.S) if '"ledger"' in block]
+    assert examples, f"{doc} shows no policy example"
+    for example in examples:
+        Policy.model_validate(example)
