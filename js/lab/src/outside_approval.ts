@@ -12,6 +12,7 @@ import { ServerConnection } from '@jupyterlab/services';
 import { Widget } from '@lumino/widgets';
 
 import { renderDiff } from './diff';
+import { cardHeading } from './outside_card_text';
 
 export interface IOutsideRequest {
   id: string;
@@ -36,12 +37,6 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls: string, text?: s
     node.textContent = text;
   }
   return node;
-}
-
-/** The notebook and what is asked, the path said once (a title may name it already:
- *  "create the notebook made.ipynb"). */
-export function cardHeading(request: Pick<IOutsideRequest, 'path' | 'title'>): string {
-  return !request.path || request.title.includes(request.path) ? request.title : `${request.path}: ${request.title}`;
 }
 
 /** The card: who asks, the tool, the notebook, the diff or the code, Approve / Deny

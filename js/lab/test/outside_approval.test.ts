@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { cardHeading } from '../src/outside_approval';
+import { cardHeading } from '../src/outside_card_text';
 
 describe('outside approval card', () => {
   it('names the notebook once', () => {
