@@ -108,6 +108,9 @@ def load_ipython_extension(ipython: Any) -> None:
     ipython.register_magics(magics)
     ipython.events.register("post_run_cell", magics.cell_errors)  # for %agent fix
     magics.lab.start()  # a comm to the JupyterLab extension, when there is one
+    from .notebook.kernel_channel import quiet_subshell_teardown_warning
+
+    quiet_subshell_teardown_warning()  # ipykernel's own, when a front-end deletes a subshell
     from .notebook import warm_up
 
     warm_up.start()  # the first turn's imports, tokenizer and tool schemas, in the background
