@@ -59,7 +59,23 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+PORT_TAKEN = "could not be started because port"  # jupyter_server's line when the port went to another process
+PORT_ATTEMPTS = 3
+
+
 def start_server(root: Path, *extra: str, token: str = "test-token-123456", extensions: str = EXTENSIONS) -> RunningServer:
+    """A server on a free port; again on another port when the one picked was taken before the
+    server bound it (other processes of the run start servers too: CI run R6 lost that race)."""
+    for attempt in range(1, PORT_ATTEMPTS + 1):
+        try:
+            return _start_server(root, extra, token, extensions)
+        except RuntimeError as exc:
+            if PORT_TAKEN not in str(exc) or attempt == PORT_ATTEMPTS:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _start_server(root: Path, extra: tuple[str, ...], token: str, extensions: str) -> RunningServer:
     port = free_port()
     log = root.parent / f"jupyter-server-{port}.log"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),

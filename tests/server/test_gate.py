@@ -69,3 +69,25 @@ def test_executions_per_session_are_limited(tmp_path) -> None:
     assert ": timeout" in second.text  # max_call_seconds caps the 60 s the agent asked for
     assert third.is_error and "its 2 executions" in third.text and "max_executions_per_session" in third.text
     assert not other_client.is_error and "four" in other_client.text
+
+
+def test_a_port_taken_before_the_server_binds_it_is_replaced(tmp_path, monkeypatch) -> None:
+    """start_server picks a free port; another process may take it first (CI run R6)."""
+    import socket
+
+    from . import jupyter
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    ports = iter([taken.getsockname()[1]])
+    real_free_port = jupyter.free_port
+    monkeypatch.setattr(jupyter, "free_port", lambda: next(ports, None) or real_free_port())
+    root = tmp_path / "root"
+    root.mkdir()
+    server = jupyter.start_server(root)
+    try:
+        assert f":{taken.getsockname()[1]}/" not in server.url
+    finally:
+        server.stop()
+        taken.close()
