@@ -127,6 +127,8 @@ def test_two_hub_users_kernels_enforce_the_policy_and_share_the_ledger(tmp_path,
             except requests.ConnectionError:
                 pass
             time.sleep(0.5)
+        else:
+            raise AssertionError(f"the hub did not answer: {(tmp_path / 'hub.log').read_text()[-2000:]}")
         for user in ("alice", "bob"):  # logging in as the dummy authenticator allows
             session = requests.Session()
             session.get(f"{base}/hub/login", timeout=30)

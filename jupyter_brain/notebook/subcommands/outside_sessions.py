@@ -22,7 +22,7 @@ ARGUMENT_PREVIEW_CHARS = 160  # each call's arguments, unless --full
 
 
 @dataclass
-class OutsideSession:
+class SessionCalls:
     """One MCP session's calls, oldest first."""
 
     session_id: str
@@ -41,12 +41,12 @@ def outside_records(event_log: Any) -> list[dict[str, Any]]:
     return list(event_log.records(OUTSIDE_CALL))
 
 
-def group_sessions(records: list[dict[str, Any]]) -> list[OutsideSession]:
+def group_sessions(records: list[dict[str, Any]]) -> list[SessionCalls]:
     """The records by MCP session, sessions in the order they began."""
-    sessions: dict[str, OutsideSession] = {}
+    sessions: dict[str, SessionCalls] = {}
     for record in records:
         sid = str(record.get("mcp_session", "?"))
-        session = sessions.setdefault(sid, OutsideSession(sid, str(record.get("client", "?"))))
+        session = sessions.setdefault(sid, SessionCalls(sid, str(record.get("client", "?"))))
         session.calls.append(record)
     return list(sessions.values())
 
