@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Install everything the test suite needs on a fresh machine, then run all tests: the
 # widgets' and the JupyterLab extension's builds, the wheel installed into a fresh venv, then
-# the kernel tests, the example notebooks under nbval and the real-browser checks (JupyterLab
-# + headless Debian Chromium), and beside them both vitest suites, ruff and mypy (rules in
-# pyproject.toml), the fast tests (no kernel, browser or model) in random order under a
-# summer clock, the example notebooks under nbval a second time with replay off (live demo models), the traces in a real Arize Phoenix and the real local model's tests; last,
+# the kernel tests and the example notebooks under nbval, and beside them the servers' kernel
+# tests, the real-browser checks (JupyterLab + headless Debian Chromium), both vitest suites,
+# ruff and mypy (rules in pyproject.toml), the docs site, the fast tests (no kernel, browser or
+# model) in random order under a summer clock, the example notebooks under nbval a second time
+# with replay off (live demo models), the traces in a real Arize Phoenix and the real local
+# model's tests; last,
 # the environment of scripts/lab.sh running every example notebook and the wheel beside the
 # oldest JupyterLab allowed, both built in the background. Each step prints how long the run
 # has taken so far.
@@ -16,19 +18,28 @@ VENV=${VENV:-.venv}
 # Each step also prints the CPU time its finished commands have used so far (bash's `times`:
 # user and system, both cores counted) and the load average, so a slow run shows where it went.
 TIMES=$(mktemp)
+# And how busy the machine's cores were since the run began (all processes, from /proc/stat:
+# a run that leaves cores idle is waiting, not computing; '?' where there is no /proc/stat).
+cores_busy() {  # busy% since START_STAT ("cpu user nice system idle iowait irq softirq steal ...")
+  [ -n "${START_STAT:-}" ] && [ -r /proc/stat ] || { echo '?'; return; }
+  awk -v start="$START_STAT" 'NR == 1 { split(start, a); busy = 0; all = 0
+    for (i = 2; i <= 9; i++) { d = $i - a[i]; all += d; if (i != 5 && i != 6) busy += d }
+    printf "%.0f%%", all ? 100 * busy / all : 0 }' /proc/stat
+}
+START_STAT=$(head -n 1 /proc/stat 2>/dev/null || true)
 step() {
   local cpu
   times >"$TIMES"  # in this shell: a subshell's `times` would count only its own children
   cpu=$(tail -n 1 "$TIMES")
-  printf '\n== [%d:%02d] %s   (cpu so far: %s; load %s)\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*" \
-    "$cpu" "$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
+  printf '\n== [%d:%02d] %s   (cpu so far: %s; cores busy %s since the start; load %s)\n' \
+    $((SECONDS / 60)) $((SECONDS % 60)) "$*" "$cpu" "$(cores_busy)" "$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
 }
 # The background steps below (llama.cpp's build, the newcomer check, the two lanes beside the
 # kernel step) run in process groups of their own, which end with this script, whichever way
 # it ends. A run that fails before the lanes are reported (the kernel step failed) shows the
 # end of their logs, so what they had found so far is not lost.
 background=()
-LANE_LOGS=(browser-tests checks fast-tests live-notebooks phoenix-tests local-model-tests)  # build/NAME.log and .rc
+LANE_LOGS=(browser-tests server-tests checks fast-tests live-notebooks phoenix-tests local-model-tests)  # build/NAME.log and .rc
 REPORTED=""  # the background tests' logs already printed whole
 cpu_table() {  # where the CPU time went: each part's user + system CPU-seconds (both cores), most first
   local f  # each file holds bash's `times`: the shell's own, then its finished children's (line 2)
@@ -43,8 +54,8 @@ on_exit() {
   for group in "${background[@]}"; do kill -- "-$group" 2>/dev/null || true; done
   rm -f "$TIMES"
   if compgen -G "build/*.cpu" >/dev/null; then
-    printf '\n== CPU time of each part (finished parts only; the run had %d s of wall time on %s cores)\n' \
-      "$SECONDS" "$(nproc 2>/dev/null || echo '?')"
+    printf '\n== CPU time of each part (finished parts only; the run had %d s of wall time on %s cores, busy %s)\n' \
+      "$SECONDS" "$(nproc 2>/dev/null || echo '?')" "$(cores_busy)"
     cpu_table
   fi
   if [ "$rc" -ne 0 ]; then
@@ -79,7 +90,8 @@ fi
 # with it every process compiled every module it imported, every time: a kernel's start cost
 # 3-4 CPU-seconds instead of about 1.5, and the kernel step took 338 CPU-seconds instead of
 # 209 (measured on one machine, the same tests). These venvs and __pycache__ folders are this
-# checkout's own. The newcomer's check below keeps pip's default, as scripts/lab.sh has it.
+# checkout's own. The newcomer's check below skips it too (until session 18 it kept pip's default, as
+# scripts/lab.sh has it: about 40 CPU-seconds for modules its kernels mostly never import).
 export PIP_COMPILE=0
 [ -z "${PYTHONDONTWRITEBYTECODE:-}" ] || echo "(PYTHONDONTWRITEBYTECODE was set: unset for this run)"
 unset PYTHONDONTWRITEBYTECODE
@@ -137,7 +149,7 @@ background+=("$!")
 # when it ends.
 rm -rf build/newcomer
 git clone -q . build/newcomer/src
-setsid nice -n 10 env -u PIP_COMPILE bash -c '"$@"; rc=$?; times >build/newcomer.cpu; exit $rc' newcomer \
+setsid nice -n 10 bash -c '"$@"; rc=$?; times >build/newcomer.cpu; exit $rc' newcomer \
   "$PYTHON" build/newcomer/src/scripts/check_newcomer.py >build/newcomer.log 2>&1 &
 NEWCOMER=$!
 background+=("$NEWCOMER")
@@ -197,17 +209,20 @@ FAST=(tests --ignore=tests/local_model --ignore=tests/phoenix -m "not kernel and
 SEED=${SEED:-$(((RANDOM << 15) | RANDOM))}
 
 # Beside the kernel step, which mostly waits (on kernels, JupyterLab, the browser: alone it
-# keeps 0.75-0.85 of one core busy), two lanes run the rest, each part's output and exit status
+# keeps 0.75-0.85 of one core busy), four lanes run the rest, each part's output and exit status
 # in build/NAME.log and .rc, printed when the kernel step ends:
+# - server: the kernel tests of tests/server and tests/governance (Jupyter servers, the MCP
+#   endpoint, a real JupyterHub), split off the kernel step, which waited for them in turn;
+# - browser: the real-browser checks;
 # - checks: the widgets' and the extension's vitest suites, then ruff and mypy (rules in
-#   pyproject.toml; any finding fails the run), then the documentation site in strict mode;
-# - tests: the fast tests, then the traces in a real Arize Phoenix (its own venv, once
-#   built), then the real local model (llama-cpp-python's server and tinyq4, SmolLM2-135M)
-#   once llama.cpp's build is done.
-# (Before, the lint, the vitest suites and the wait for llama.cpp's build came first, and the
-# Phoenix and local model tests after the kernel step.)
-# Everything that starts a kernel is in the kernel step (the notebooks under nbval are marked
-# kernel by notebooks/conftest.py), everything that drives a browser in its lane beside it.
+#   pyproject.toml; any finding fails the run), then the documentation site in strict mode,
+#   then the traces in a real Arize Phoenix (its own venv, once built), then the real local
+#   model (llama-cpp-python's server and tinyq4, SmolLM2-135M) once llama.cpp's build is done;
+# - tests: the fast tests, then the example notebooks again with replay off.
+# (Phoenix's and the local model's tests came after the fast tests until session 18: that lane
+# ended last, alone on the machine for its last two minutes.)
+# Everything that starts a kernel is in the kernel step or the server lane (the notebooks under
+# nbval are marked kernel by notebooks/conftest.py), everything that drives a browser in its lane.
 part() {  # part NAME COMMAND...: the command's output to build/NAME.log, its status to .rc, its CPU time to .cpu
   local name=$1; shift
   ( "$@" >"build/$name.log" 2>&1; echo $? >"build/$name.rc"; times >"build/$name.cpu" )
@@ -255,36 +270,42 @@ live_notebooks() {  # plus notebooks/nbval_sanitize_live.cfg's rules (what diffe
 browser_tests() {  # real JupyterLab (the wheel's venv, JUPYTER_BRAIN_LAB_PYTHON) in headless Debian Chromium
   "${PYTEST[@]}" tests/browser -m browser "$@"
 }
+server_tests() {  # Jupyter servers with the MCP endpoint, and a real JupyterHub
+  "${PYTEST[@]}" tests/server tests/governance -m kernel "$@"
+}
+checks_lane() {
+  part checks checks
+  part phoenix-tests phoenix_tests "$@"
+  part local-model-tests local_model_tests "$@"
+}
 tests_lane() {
   part fast-tests "${PYTEST[@]}" -p randomly --randomly-seed="$SEED" --clock 2027-07-15T12:00:00 -q "${FAST[@]}"
   part live-notebooks live_notebooks "$@"
-  part phoenix-tests phoenix_tests "$@"
-  part local-model-tests local_model_tests "$@"
 }
 times >build/setup.cpu  # this shell's finished commands so far: the venv, builds and installs
 until [ -e build/test-npm.rc ]; do sleep 2; done
 [ "$(cat build/test-npm.rc)" = 0 ] || { echo "npm ci of the tests' Node programs failed:"; cat build/test-npm.log; exit 1; }
 
-step "kernel tests and notebooks (nbval); beside them: the browser checks, vitest, ruff and mypy; the fast tests, Phoenix's, the local model's"
+step "kernel tests and notebooks (nbval); beside them: the servers' kernel tests; the browser checks; vitest, ruff, mypy, the docs, Phoenix's and the local model's tests; the fast tests and the notebooks live"
 # Process groups of their own (setsid), so that they end with this script; at a lower CPU
 # priority than the kernel step, whose waits are the run's longest path: the lanes take the
 # CPU time it leaves (alone it keeps one core 75-85 % busy).
-# The browser checks (JupyterLab + Chromium, tests/browser) run in a pytest process of their own
-# beside the kernel tests, at the same priority, their log reported on its own. Measured on a
-# quiet 2-core machine: the run's wall time did not change (1552 s with one process, 1558 and
-# 1489 s with two; each took about 18.5 minutes beside the other): the whole run is CPU-bound,
-# so this only helps where there are more cores.
+# The browser checks and the servers' kernel tests run at the same priority as the kernel step.
+# (The browser checks alone as a lane, session 17, on a quiet 2-core machine: the run's wall time
+# did not change, 1552 s before, 1558 and 1489 s after.)
 LANES=()
-for lane in "part checks checks" tests_lane "part browser-tests browser_tests"; do
-  case $lane in *browser*) niceness=0 ;; *) niceness=10 ;; esac
-  setsid nice -n "$niceness" bash -c "$(declare -f part checks docs_site after phoenix_tests local_model_tests live_notebooks tests_lane browser_tests)
+for lane in "part server-tests server_tests" "part browser-tests browser_tests" checks_lane tests_lane; do
+  case $lane in *browser*|*server*) niceness=0 ;; *) niceness=10 ;; esac
+  setsid nice -n "$niceness" bash -c "$(declare -f part checks docs_site after phoenix_tests local_model_tests live_notebooks \
+    checks_lane tests_lane browser_tests server_tests)
 $(declare -p PYTEST FAST SEED VENV LLAMA_CMAKE_ARGS local_model_reqs); $lane \"\$@\"" lane "$@" &
   LANES+=("$!")
   background+=("$!")
 done
 kernel_rc=0
 ( "${PYTEST[@]}" tests notebooks --nbval --nbval-sanitize-with notebooks/nbval_sanitize.cfg \
-  --ignore=tests/local_model --ignore=tests/browser -m "kernel or browser" "$@" || kernel_rc=$?
+  --ignore=tests/local_model --ignore=tests/browser --ignore=tests/server --ignore=tests/governance \
+  -m "kernel or browser" "$@" || kernel_rc=$?
   times >build/kernel-tests.cpu; exit $kernel_rc ) || kernel_rc=$?
 [ "$kernel_rc" = 0 ] || exit "$kernel_rc"
 wait "${LANES[@]}"
@@ -294,6 +315,8 @@ report() {  # the lane's part NAME: its output, and the run ends here if it fail
   REPORTED+=" build/$1.log"
   [ "$(cat "build/$1.rc" 2>/dev/null || echo 1)" = 0 ] || exit 1
 }
+step "the kernel tests of tests/server and tests/governance, run beside the kernel step"
+report server-tests
 step "the browser checks in real JupyterLab and Chromium, run beside the kernel step"
 report browser-tests
 step "vitest (widgets, JupyterLab extension), ruff, mypy and the docs site, run beside the kernel step"
