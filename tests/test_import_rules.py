@@ -217,7 +217,8 @@ from jupyter_brain.providers.sdk_support import transport_errors
 transport_errors()
 from jupyter_brain.agent.events import TurnEnd
 from jupyter_brain.agent.results import TurnResult
-lazy = ("yaml", "tiktoken", "httpx", "mcp", "opentelemetry", "pandas", "numpy", "jupyter_brain.widgets.text_view")
+lazy = ("yaml", "tiktoken", "httpx", "mcp", "opentelemetry", "pandas", "numpy", "jupyter_brain.widgets.text_view",
+        "jupyter_brain.agent.context_pack")
 print(json.dumps({"loaded": sorted(m for m in lazy if m in sys.modules and m not in before),
                   "events_built": TurnEnd.__pydantic_complete__, "result_built": TurnResult.__pydantic_complete__}))
 """
@@ -227,8 +228,8 @@ def test_a_first_turns_modules_leave_what_its_first_word_does_not_need_unloaded(
     """#40: a kernel's first ``%%agent`` turn imports these before its first word (the
     warm-up's ``MODULES``, the magics, the Anthropic provider); none of them may load Agent
     Skills' YAML parser, the tokenizer (the first request is counted after it is sent), an
-    HTTP library the SDK does not use, the MCP SDK, OpenTelemetry, pandas or the plain-text view
-    (the widget shows the first word); and the event types and ``TurnResult`` build their
+    HTTP library the SDK does not use, the MCP SDK, OpenTelemetry, pandas, the plain-text view
+    (the widget shows the first word) or the context pack's index (``--top-k`` turns only); and the event types and ``TurnResult`` build their
     validators on first use, not at import."""
     import json
     import os
