@@ -23,6 +23,15 @@ The package's bytecode is written first (``compileall``), as an installed packag
 where ``PYTHONDONTWRITEBYTECODE`` is set, each fresh kernel would otherwise compile the
 package from source (a few hundred ms of CPU the SDK, installed with its bytecode, never pays).
 
+Where the gap goes (measured on the 2-core machine, issue #40): both cells pay ``import
+anthropic`` (2.0-2.4 s of CPU, about 3,600 modules); after it, the raw cell's client and stream
+take ~130 ms of CPU, and so does a warmed-up kernel's first ``%%agent`` turn (130-180 ms). The
+gap is the package's own imports before the first word: ~250-300 ms of CPU with gc off, about
+215 of our modules plus ipywidgets and anywidget (~65 ms) and the event types (~30 ms). Under a
+shared machine's load (load average well above the core count) medians move by seconds and
+the gap's sign can flip: compare runs made in one quiet period, or count the imports' CPU
+instructions (valgrind's callgrind) for a cut too small to see here.
+
 Goal (issue #40): the first ``%%agent`` cell within 100 ms of the raw SDK's first cell.
 Prints figures; asserts nothing.
 """

@@ -216,9 +216,11 @@ for name in (*warm_up.MODULES, "jupyter_brain.magics", "jupyter_brain.providers.
 from jupyter_brain.providers.sdk_support import transport_errors
 transport_errors()
 from jupyter_brain.agent.events import TurnEnd
-lazy = ("yaml", "tiktoken", "httpx", "mcp", "opentelemetry", "pandas", "numpy")
+from jupyter_brain.agent.results import TurnResult
+lazy = ("yaml", "tiktoken", "httpx", "mcp", "opentelemetry", "pandas", "numpy", "jupyter_brain.widgets.text_view",
+        "jupyter_brain.agent.context_pack")
 print(json.dumps({"loaded": sorted(m for m in lazy if m in sys.modules and m not in before),
-                  "events_built": TurnEnd.__pydantic_complete__}))
+                  "events_built": TurnEnd.__pydantic_complete__, "result_built": TurnResult.__pydantic_complete__}))
 """
 
 
@@ -226,8 +228,9 @@ def test_a_first_turns_modules_leave_what_its_first_word_does_not_need_unloaded(
     """#40: a kernel's first ``%%agent`` turn imports these before its first word (the
     warm-up's ``MODULES``, the magics, the Anthropic provider); none of them may load Agent
     Skills' YAML parser, the tokenizer (the first request is counted after it is sent), an
-    HTTP library the SDK does not use, the MCP SDK, OpenTelemetry or pandas; and the event
-    types build their validators on first use, not at import."""
+    HTTP library the SDK does not use, the MCP SDK, OpenTelemetry, pandas, the plain-text view
+    (the widget shows the first word) or the context pack's index (``--top-k`` turns only); and the event types and ``TurnResult`` build their
+    validators on first use, not at import."""
     import json
     import os
     import subprocess
@@ -236,4 +239,4 @@ def test_a_first_turns_modules_leave_what_its_first_word_does_not_need_unloaded(
     out = subprocess.run([sys.executable, "-c", FIRST_WORD_PROBE], capture_output=True, text=True, timeout=300,
                          env={**os.environ, "JUPYTER_BRAIN_WARM_UP": "0"}, check=True)
     seen = json.loads(out.stdout.strip().splitlines()[-1])
-    assert seen == {"loaded": [], "events_built": False}
+    assert seen == {"loaded": [], "events_built": False, "result_built": False}

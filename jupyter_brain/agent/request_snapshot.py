@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..foundation.tokens import TokenCounter
 
@@ -26,6 +26,8 @@ REQUEST_RECORD = "request"  # the kind of a stored snapshot in the event log's r
 
 class RequestPart(BaseModel):
     """One part of a request: ``kind`` is "system", a fresh layer's kind, or "history"."""
+
+    model_config = ConfigDict(defer_build=True)  # validators built on first use, not at import (#40)
 
     kind: str
     tokens: int
@@ -37,10 +39,12 @@ class ToolPart(BaseModel):
     tokens: int
     schema_: dict[str, Any] = Field(default_factory=dict, alias="schema")
 
-    model_config = {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True, defer_build=True)
 
 
 class RequestSnapshot(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     session_id: str
     turn_id: str
     step: int

@@ -17,6 +17,8 @@ from .strategies import AnyStep
 
 
 class StepRecord(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # validators built at a step's end, not at import (#40)
+
     step: int
     text: str = ""
     thinking: str = ""
@@ -30,6 +32,8 @@ class StepRecord(BaseModel):
 
 
 class ToolCallRecord(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     call_id: str
     name: str
     arguments: Any = None
@@ -47,7 +51,7 @@ class ToolCallRecord(BaseModel):
 class TurnResult(BaseModel):
     """What a turn produced, and the history to continue from (``messages``)."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
 
     session_id: str
     turn_id: str

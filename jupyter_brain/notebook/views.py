@@ -18,8 +18,6 @@ def agent_view(shell: Any, *, fold: str = "auto") -> Any:
     (``tools/rich_output``) until ``close_view``; ``fold`` is ``AgentMagics.fold``."""
     from IPython.display import display
 
-    from ..widgets import TextView
-
     kernel = getattr(shell, "kernel", None)
     if kernel is not None:
         try:
@@ -40,6 +38,8 @@ def agent_view(shell: Any, *, fold: str = "auto") -> Any:
             return view
         except Exception as exc:  # noqa: BLE001 - e.g. the JS bundle is missing
             print(f"(widget unavailable: {exc}; showing plain text)", file=sys.stderr)
+    from ..widgets import TextView  # only where there is no widget: not on the widget's first word (#40)
+
     return TextView(sys.stdout)
 
 

@@ -38,7 +38,6 @@ MODULES = (
     "jupyter_brain.session",
     "jupyter_brain.agent.harness",
     "jupyter_brain.tools",
-    "jupyter_brain.widgets.text_view",
     "jupyter_brain.widgets.agent_view",
     "jupyter_brain.tools.rich_output",
     "jupyter_brain.agent.checkpoints",  # the kernel's checkpoint store
@@ -47,6 +46,7 @@ MODULES = (
 # wait for them: the warm-up loads them last, once no turn is before its first word).
 LATER_MODULES = (
     "jupyter_brain.notebook.turn_export",  # remember_turn, when the turn has ended
+    "jupyter_brain.widgets.text_view",  # the Markdown transcript at the view's close (or a headless turn's view)
     "jupyter_brain.mcp",  # our MCP glue: its SDK loads only when mcp.json names a server
 )
 

@@ -37,7 +37,6 @@ from ._batching import FLUSH_INTERVAL_S, FlushScheduler, TimerFactory
 from ._fold import Compactor, Entry, Transcript
 from ._frontend_code import NO_CODE_ESM, BundleMissingError, SharedCodeWidget
 from ._header import Header
-from .text_view import events_to_markdown
 from .turn_bundle import turn_bundle
 
 __all__ = ["COMMIT_DELAY_S", "COMMIT_INTERVAL_S", "FLUSH_INTERVAL_S", "NO_CODE_ESM", "AgentView", "BundleMissingError"]
@@ -237,6 +236,9 @@ class AgentView(SharedCodeWidget):
 
     def to_markdown(self) -> str:
         """The transcript as Markdown (nbconvert, terminals, logs)."""
+        # Imported when the turn is written out, not before its first word (#40).
+        from .text_view import events_to_markdown
+
         return self.redact(events_to_markdown(self.entries))
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:

@@ -6,13 +6,15 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
     from ..results import TurnResult
 
 
 class RuntimeDecisionRecord(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # validators built on first use, not at import (#40)
+
     session_id: str
     turn_id: str
     kind: str = "turn"  # "turn"; "compare_best" for %%compare's "Mark best"

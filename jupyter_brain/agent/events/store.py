@@ -16,7 +16,7 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from .database import connect
 from .rows import MESSAGE_JSON, event_json, insert_rows
@@ -66,6 +66,8 @@ GROUP_COMMIT_S = 0.02  # step ends closer together than this share one transacti
 
 
 class TurnRecord(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # validators built on first use, not at import (#40)
+
     turn_id: str
     session_id: str
     index: int

@@ -12,7 +12,7 @@ import re
 import time
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
     from ..results import TurnResult
@@ -29,6 +29,8 @@ def clean_text(text: str) -> str:
 
 
 class Memory(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # validators built on first use, not at import (#40)
+
     id: str
     text: str
     source: str = ""  # "user" (remembered by hand), "turn:<session>/<turn>", ...

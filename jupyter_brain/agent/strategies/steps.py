@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 
 class StrategyStep(BaseModel):
     """One step of a reasoning trace; the subclasses are the kinds."""
+
+    # Validators built on first use: a turn without a strategy never builds them (#40).
+    model_config = ConfigDict(defer_build=True)
 
     kind: str
 
@@ -76,7 +79,7 @@ class FinalAnswer(StrategyStep):
 AnyStep = Annotated[
     Thought | Action | Observation | Reflection | Branch | FinalAnswer, Field(discriminator="kind")
 ]
-STEP_ADAPTER: TypeAdapter[AnyStep] = TypeAdapter(AnyStep)
+STEP_ADAPTER: TypeAdapter[AnyStep] = TypeAdapter(AnyStep, config=ConfigDict(defer_build=True))
 
 
 def step_from_dict(data: dict[str, Any]) -> StrategyStep:

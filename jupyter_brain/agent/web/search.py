@@ -29,7 +29,7 @@ SHAPE = "a list of results, each with url, title, snippet and optionally content
 class WebResult(BaseModel):
     """One search result. ``content``: the page itself (text or HTML), when fetched."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)  # built on first use (#40)
 
     url: str
     title: str = ""

@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable
 from typing import Any, Literal, Self
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ...foundation.redact import redact_value
 from ..base import Message, ProviderResult
@@ -39,6 +39,8 @@ def cell_key(source: str) -> str:
 
 
 class RecordedCall(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # validators built on first use, not at import (#40)
+
     kind: CallKind = "step"
     fp: str
     parts: dict[str, Any] = Field(default_factory=dict)
@@ -77,6 +79,8 @@ class RecordedCall(BaseModel):
 class VersionedRecording(BaseModel):
     """A recording kept in a saved notebook and the event log: one format version, read back
     leniently (anything of another version, or not valid, is no recording at all)."""
+
+    model_config = ConfigDict(defer_build=True)  # built on first use, not at import (#40)
 
     v: int = FORMAT_VERSION
 

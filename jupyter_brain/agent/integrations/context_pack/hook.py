@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import ClassVar
 
 from ...context.layers import ContextLayer
-from ...context_pack.pack import build_context_pack
 from ...events import ContextPackEvent
 from ...hooks import TurnContext, TurnHook
 
@@ -31,6 +30,9 @@ class ContextPackHook(TurnHook):
 
     def context_layers(self, ctx: TurnContext) -> list[ContextLayer]:
         """The pack as a layer (none when nothing matched)."""
+        # The index's library loads with the first turn that asks for passages, not with every turn (#40).
+        from ...context_pack.pack import build_context_pack
+
         pack = build_context_pack(ctx.working_directory, ctx.user_message, ctx.options.top_k, redact=ctx.redact)
         as_json = ctx.sources.context_pack = pack.as_json()
         ctx.emit(ContextPackEvent(query=pack.query, passages=as_json["passages"]))
