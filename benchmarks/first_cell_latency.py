@@ -26,8 +26,11 @@ package from source (a few hundred ms of CPU the SDK, installed with its bytecod
 Where the gap goes (measured on the 2-core machine, issue #40): both cells pay ``import
 anthropic`` (2.0-2.4 s of CPU, about 3,600 modules); after it, the raw cell's client and stream
 take ~130 ms of CPU, and so does a warmed-up kernel's first ``%%agent`` turn (130-180 ms). The
-gap is the package's own imports before the first word: ~250-300 ms of CPU with gc off, about
-215 of our modules plus ipywidgets and anywidget (~65 ms) and the event types (~30 ms). Under a
+gap was the package's own imports before the first word: ~250-300 ms of CPU with gc off, about
+215 of our modules plus ipywidgets and anywidget (~65 ms) and the event types (~30 ms), and the
+full collections those imports set off (the SDK's and ours: ~350 ms, three full collections
+that free nothing). Since the warm-up imports with the collector paused (session 18), the
+%%agent cell pays no collection there, while the raw cell still pays the SDK's (~220 ms). Under a
 shared machine's load (load average well above the core count) medians move by seconds and
 the gap's sign can flip: compare runs made in one quiet period, or count the imports' CPU
 instructions (valgrind's callgrind) for a cut too small to see here.

@@ -5,6 +5,7 @@ itself still returns at once, and a failing warm-up changes nothing."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
@@ -97,3 +98,59 @@ def test_a_first_turns_first_word_waits_for_no_eval_machinery():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+GC_PROBE = textwrap.dedent("""
+    import gc
+    _before = [s["collections"] for s in gc.get_stats()]
+    MADE = [[i] for i in range(100_000)]  # as an import does: many container objects
+    COLLECTIONS = sum(s["collections"] for s in gc.get_stats()) - sum(_before)
+    ENABLED_DURING = gc.isenabled()
+""")
+
+
+def warm_up_importing(monkeypatch, tmp_path, module: str):
+    """Run the warm-up in this thread with ``module`` (written from GC_PROBE) as its only import."""
+    (tmp_path / f"{module}.py").write_text(GC_PROBE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(warm_up, "MODULES", (module,))
+    monkeypatch.setattr(warm_up, "LATER_MODULES", ())
+    monkeypatch.setattr(warm_up, "_configured_sdk", lambda: None)
+    warm_up.warm_up()
+    return sys.modules.pop(module)
+
+
+def test_the_warm_ups_imports_run_with_the_collector_paused_and_leave_it_as_it_was(monkeypatch, tmp_path):
+    """100,000 new objects set off about 140 young collections; under the warm-up, none. After
+    it, the collector is on and nothing stays frozen (a full collection sees every object)."""
+    assert gc_is_plain()
+    probe = warm_up_importing(monkeypatch, tmp_path, "jb_gc_probe_paused")
+    assert probe.ENABLED_DURING is False and probe.COLLECTIONS == 0
+    assert gc_is_plain()
+    # The same import outside the warm-up does collect: the probe can see collections.
+    (tmp_path / "jb_gc_probe_plain.py").write_text(GC_PROBE)
+    import importlib
+
+    plain = importlib.import_module("jb_gc_probe_plain")
+    sys.modules.pop("jb_gc_probe_plain")
+    assert plain.ENABLED_DURING is True and plain.COLLECTIONS > 0
+
+
+def test_a_collector_the_process_turned_off_or_froze_is_left_alone(monkeypatch, tmp_path):
+    gc.disable()
+    try:
+        warm_up_importing(monkeypatch, tmp_path, "jb_gc_probe_off")
+        assert not gc.isenabled() and gc.get_freeze_count() == 0
+    finally:
+        gc.enable()
+    gc.freeze()
+    try:
+        probe = warm_up_importing(monkeypatch, tmp_path, "jb_gc_probe_frozen")
+        assert probe.ENABLED_DURING is True  # not paused: the process manages its collector
+        assert gc.isenabled() and gc.get_freeze_count() > 0  # its frozen objects not unfrozen by the warm-up
+    finally:
+        gc.unfreeze()
+
+
+def gc_is_plain() -> bool:
+    return gc.isenabled() and gc.get_freeze_count() == 0
