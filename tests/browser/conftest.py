@@ -224,6 +224,22 @@ ENDPOINT_EXTENSIONS = "{'jupyterlab': True, 'jupyter_brain.server': True}"
 COLLABORATION_EXTENSIONS = ENDPOINT_EXTENSIONS[:-1] + ", 'jupyter_server_ydoc': True, 'jupyter_server_fileid': True}"
 
 
+@dataclass(frozen=True)
+class LabEndpoint:
+    """A served JupyterLab's MCP endpoint in the shape tests/server's clients take (``call_tools``,
+    ``run_claude``): ``endpoint``, ``token``, ``root``."""
+
+    endpoint: str
+    token: str
+    root: Path
+
+
+def endpoint_of(lab: LabServer) -> LabEndpoint:
+    """``lab``'s endpoint. The lab has no token, so any one passes; an empty one would make an
+    illegal ``Authorization`` header value."""
+    return LabEndpoint(lab.base + "/jupyter-brain/mcp", "none-needed", lab.root)
+
+
 def serve_endpoint_lab(tmp_path_factory, prefix: str, *extra_args: str, rtc: bool = False, autosave: bool = True):
     """A JupyterLab of its own (this Python) serving jupyter-brain's MCP endpoint (#35), with
     jupyter-collaboration's server parts when ``rtc``; ``autosave=False`` where a tab's autosave

@@ -7,7 +7,6 @@ is in the tab's kernel. Screenshot: claude_code_in_lab.png."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
@@ -15,6 +14,7 @@ from playwright.sync_api import expect
 from ..engines.scripted_claude import ScriptedClaude, text, tool_use
 from ..server.test_claude_code_cli import claude_bin, run_claude
 from .conftest import (
+    endpoint_of,
     kernel_output,
     open_notebook,
     run_cell,
@@ -35,11 +35,6 @@ def mcp_lab(tmp_path_factory):
     yield from serve_endpoint_lab(tmp_path_factory, "mcp-lab", "--JupyterBrainMCP.permission=auto", autosave=False)
 
 
-class Endpoint:
-    def __init__(self, base: str, root: Path) -> None:
-        self.endpoint, self.token, self.root = base + "/jupyter-brain/mcp", "", root
-
-
 def test_claude_code_works_in_the_open_notebooks_kernel(mcp_lab, page, tmp_path) -> None:
     base, root = mcp_lab.base, mcp_lab.root
     write_notebook(root, "with_claude.ipynb", ["base = 20"])
@@ -54,7 +49,7 @@ def test_claude_code_works_in_the_open_notebooks_kernel(mcp_lab, page, tmp_path)
         [text("It printed answer 42.")],
     )
     try:
-        done = run_claude(Endpoint(base, root), model, "Compute the answer from base and run it.",
+        done = run_claude(endpoint_of(mcp_lab), model, "Compute the answer from base and run it.",
                           ["mcp__jupyter__insert_cell", "mcp__jupyter__execute_cell"], tmp_path)
     finally:
         model.stop()

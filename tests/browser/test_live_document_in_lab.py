@@ -10,7 +10,6 @@ real-time collaboration on, unlike every other browser test's)."""
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import anyio
 import pytest
@@ -18,6 +17,7 @@ from playwright.sync_api import expect
 
 from ..server.jupyter import _call_tools, saved_notebook
 from .conftest import (
+    endpoint_of,
     kernel_output,
     open_notebook,
     run_cell,
@@ -34,12 +34,6 @@ pytestmark = pytest.mark.browser
 @pytest.fixture(scope="module")
 def rtc_lab(tmp_path_factory):
     yield from serve_endpoint_lab(tmp_path_factory, "rtc-lab", "--JupyterBrainMCP.permission=auto", rtc=True)
-
-
-class Endpoint:
-    def __init__(self, base: str, root: Path) -> None:
-        # the lab has no token (any header passes); an empty one would be an illegal header value
-        self.endpoint, self.token, self.root = base + "/jupyter-brain/mcp", "none-needed", root
 
 
 def test_an_agents_cell_appears_live_and_the_users_typing_is_kept(rtc_lab, page) -> None:
@@ -64,7 +58,7 @@ def test_an_agents_cell_appears_live_and_the_users_typing_is_kept(rtc_lab, page)
     calls = [("insert_cell", {"path": "live.ipynb", "source": source}),
              ("execute_cell", {"path": "live.ipynb", "index": -1})]
     with ThreadPoolExecutor(1) as pool:  # Playwright's sync API keeps an event loop running on this thread
-        replies = pool.submit(anyio.run, _call_tools, Endpoint(base, root), calls, "live-agent", None).result()
+        replies = pool.submit(anyio.run, _call_tools, endpoint_of(rtc_lab), calls, "live-agent", None).result()
     assert not any(r.is_error for r in replies), [r.text for r in replies]
     assert "answer 42" in replies[1].text
 
