@@ -1,8 +1,8 @@
 """A real JupyterLab on 127.0.0.1 and Debian's headless Chromium driven by Playwright.
 
 One JupyterLab server and one browser serve every browser test of the session; each test
-gets its own notebook, a fresh browser context (page), and its own kernel, which is shut
-down after the test. The server runs from ``$JUPYTER_BRAIN_LAB_PYTHON`` when set:
+gets its own notebook and its own kernel, which is shut down after the test, in the tab the
+last test left tidy (its documents closed) or else a fresh browser context (``page``). The server runs from ``$JUPYTER_BRAIN_LAB_PYTHON`` when set:
 scripts/test.sh points it at a fresh virtualenv where the *wheel* was installed
 (scripts/check_wheel.py), so the JupyterLab extension is the one ``pip install
 jupyter-brain`` gives. Its own ``python3`` kernel runs there too; the notebooks of the
@@ -31,8 +31,10 @@ import sys
 import threading
 import time
 import urllib.request
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -295,11 +297,40 @@ def browser():
         b.close()
 
 
+# One tab for the tests of the shared ``lab``, kept between them: a JupyterLab page load costs
+# Chromium about 7 CPU-seconds (half of the browser checks' CPU time was Chromium's, #39 §4),
+# so each test opens its notebook in the JupyterLab the last one left (``open_notebook``), as a
+# user opens the next file, once that tab is tidy: its documents closed, no dialog, the default
+# theme back, no script of ``record_states``. Anything else (a failed test too) closes the tab, and
+# the next test starts in a fresh one.
+_KEPT: dict[str, Any] = {}  # "page" -> the kept tab
+_LOADS_EACH: weakref.WeakSet = weakref.WeakSet()  # tabs that open each notebook in a page load, never kept
+_TIDY_JS = """async () => {
+    const app = window.jupyterapp;
+    if (!app) return 'no JupyterLab';
+    if (document.querySelector('.jp-Dialog')) return 'a dialog is open';
+    for (const w of [...app.shell.widgets('main')]) w.dispose();
+    const light = () => document.body.dataset.jpThemeName === 'JupyterLab Light';
+    if (!light()) {  // the default theme back, as a page load would show it
+        await app.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'});
+        await new Promise(done => {  // until the body says so (bounded: a hang fails, not blocks)
+            const seen = new MutationObserver(() => light() && (seen.disconnect(), done()));
+            seen.observe(document.body, {attributes: true, attributeFilter: ['data-jp-theme-name']});
+            if (light()) { seen.disconnect(); done(); }
+            setTimeout(() => { seen.disconnect(); done(); }, 30000);
+        });
+        if (!light()) return 'the theme stayed ' + document.body.dataset.jpThemeName;
+    }
+    return '';
+}"""
+
+
 @pytest.fixture()
 def page(browser, request):
-    context = browser.new_context(viewport={"width": 1280, "height": 1400})
-    context.set_default_timeout(WAIT_MS)
-    pg = context.new_page()
+    """A 1280×1400 tab: the one the last test left tidy, else a fresh one (its own context)."""
+    pg = _KEPT.pop("page", None)
+    if pg is None or pg.is_closed():
+        pg = new_context(browser, 1280, 1400).new_page()
     yield pg
     if request.node.stash.get(CALL_FAILED, False):
         FAILURES.mkdir(parents=True, exist_ok=True)
@@ -308,7 +339,31 @@ def page(browser, request):
             pg.screenshot(path=str(FAILURES / f"{name}.png"), timeout=30_000)
         except Exception as exc:  # noqa: BLE001 - the failure itself is what the report shows
             print(f"no failure screenshot: {exc}")
-    context.close()
+    elif pg not in _LOADS_EACH and not pg.is_closed() and _tidy(pg) == "":
+        _KEPT["page"] = pg
+        return
+    pg.context.close()
+
+
+def load_each_notebook(page) -> None:
+    """From now on the tab opens each notebook in a page load, which reads the server's settings
+    and runs the scripts added to the page, and it is not kept after the test."""
+    _LOADS_EACH.add(page)
+
+
+def _tidy(pg) -> str:
+    """Close the tab's documents; why the tab cannot be kept ('' when it can)."""
+    try:
+        return pg.evaluate(_TIDY_JS)
+    except Exception as exc:  # noqa: BLE001 - a page that cannot answer is not kept
+        return str(exc)
+
+
+def new_context(browser, width: int, height: int):
+    """A browser context (a fresh profile) with a ``width``×``height`` screen and the tests' wait."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    context.set_default_timeout(WAIT_MS)
+    return context
 
 
 def write_notebook(root: Path, name: str, cells: list[str], *, kernel: str = TEST_KERNEL) -> Path:
@@ -414,7 +469,9 @@ def screenshot(page, name: str, *, stable: str = ".jp-Cell") -> Path:
 def record_states(page, selector: str, state_js: str) -> None:
     """Before the page loads: a MutationObserver writes each new value of ``state_js(el)`` for
     the first ``selector`` element into ``window.__jbStates`` (in order, repeats dropped),
-    after every DOM change in it. A record of every state the page showed, not samples."""
+    after every DOM change in it. A record of every state the page showed, not samples.
+    The tab then opens each notebook in a page load, and is not kept after the test."""
+    load_each_notebook(page)
     page.add_init_script(f"""(() => {{
         window.__jbStates = [];
         let last;
@@ -445,12 +502,31 @@ _KERNEL_READY_JS = """() => {
 
 
 def open_notebook(page, base: str, name: str, *, reset: bool = True) -> None:
-    """Open a notebook and wait until its kernel is ready (connected and idle, in the toolbar too)."""
+    """Open a notebook and wait until its kernel is ready (connected and idle, in the toolbar too):
+    in the JupyterLab of ``base`` the tab already shows (``page``'s tidy tab), else in a page load.
+    ``reset=False`` always loads the page, with the workspace as it was saved."""
+    if reset and page not in _LOADS_EACH and page.url.startswith(f"{base}/lab") and page.evaluate(_OPEN_JS, name):
+        wait_kernel_ready(page)
+        return
     # ?reset: an empty workspace, not the tabs earlier tests left open (they take focus).
     page.goto(f"{base}/lab/tree/{name}" + ("?reset" if reset else ""))
     page.wait_for_function("() => window.jupyterapp && window.jupyterapp.started !== undefined")
     page.evaluate("() => window.jupyterapp.restored")
     wait_kernel_ready(page)
+
+
+# In a started JupyterLab whose documents ``_TIDY_JS`` closed: close what opened since (the
+# launcher JupyterLab shows in an empty main area), open ``path`` as the file browser does, and
+# show the folder's new files; false where there is no JupyterLab.
+_OPEN_JS = """async (path) => {
+    const app = window.jupyterapp;
+    if (!app) return false;
+    await app.restored;
+    for (const w of [...app.shell.widgets('main')]) w.dispose();
+    await app.commands.execute('docmanager:open', {path});
+    if (app.commands.hasCommand('filebrowser:refresh')) await app.commands.execute('filebrowser:refresh');
+    return true;
+}"""
 
 
 def wait_kernel_ready(page) -> None:

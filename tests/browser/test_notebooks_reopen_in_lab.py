@@ -25,8 +25,8 @@ from .conftest import (
     NOTEBOOKS,
     SCREENSHOTS,
     TEST_KERNEL,
-    WAIT_MS,
     copy_tree,
+    new_context,
     open_notebook,
     run_command,
     wait_idle_after_run,
@@ -84,8 +84,7 @@ def wide_tab(browser):
     """One tab for all the notebooks: each is opened in the JupyterLab the previous one's
     reopening loaded, as a user opens the next file (a JupyterLab load costs Chromium about
     6 CPU-seconds); the reopening itself is always a full load."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    context.set_default_timeout(WAIT_MS)
+    context = new_context(browser, 1400, 1000)
     yield context.new_page()
     context.close()
 

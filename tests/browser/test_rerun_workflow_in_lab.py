@@ -18,8 +18,16 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import (kernel_output, open_and_run, run_cell, run_command, screenshot, wait_idle_after_run,
-                       write_notebook)
+from .conftest import (
+    kernel_output,
+    load_each_notebook,
+    open_and_run,
+    run_cell,
+    run_command,
+    screenshot,
+    wait_idle_after_run,
+    write_notebook,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -107,8 +115,10 @@ def _save(page) -> None:
 
 
 @pytest.fixture()
-def widget_state_saved(lab_server):
-    """JupyterLab's "Save Jupyter widget state in notebooks" on, for this test only."""
+def widget_state_saved(lab_server, page):
+    """JupyterLab's "Save Jupyter widget state in notebooks" on, for this test only (the page
+    reads it as it loads)."""
+    load_each_notebook(page)
     path = lab_server.settings / "@jupyter-widgets" / "jupyterlab-manager" / "plugin.jupyterlab-settings"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text('{"saveState": true}')
