@@ -79,6 +79,17 @@ def _release_test_shells():
     _made_shells[:] = kept
 
 
+@pytest.fixture(autouse=True)
+def _no_served_model_carried_over():
+    """Each test's local servers start unknown. The process remembers the model a keyless
+    server lists, by base URL (providers/served_models.py); a test's mock server on a port an
+    earlier test's server had got that server's model (seen in a random-order run)."""
+    yield
+    from jupyter_brain.providers import served_models
+
+    served_models.forget_all()
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _warmed_up():
     """``%load_ext``'s background warm-up (notebook/warm_up.py), done before the first test:

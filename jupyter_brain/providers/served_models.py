@@ -31,3 +31,9 @@ def forget(base_url: str | None) -> None:
     """Ask the server again next time."""
     with _lock:
         _first.pop(base_url or "", None)
+
+
+def forget_all() -> None:
+    """Ask every server again (the tests: a port the OS hands out again is another server)."""
+    with _lock:
+        _first.clear()
