@@ -2,8 +2,9 @@
 
 One JupyterLab server and one browser serve every browser test of the session; each test
 gets its own notebook and its own kernel, which is shut down after the test, in the tab the
-last test left tidy (its documents closed) or else a fresh browser context (``page``). The server runs from ``$JUPYTER_BRAIN_LAB_PYTHON`` when set:
-scripts/test.sh points it at a fresh virtualenv where the *wheel* was installed
+last test left tidy (its documents closed) or else a fresh browser context (``page``). The
+server runs from ``$JUPYTER_BRAIN_LAB_PYTHON`` when set: scripts/test.sh points it at a
+fresh virtualenv where the *wheel* was installed
 (scripts/check_wheel.py), so the JupyterLab extension is the one ``pip install
 jupyter-brain`` gives. Its own ``python3`` kernel runs there too; the notebooks of the
 other tests use the kernel ``TEST_KERNEL``, the test environment's Python (pandas,
