@@ -5,9 +5,11 @@ environment, it neither slows the other steps nor pins versions our SDKs need. T
 start it from here as a subprocess and talk to it over HTTP only. Idempotent: a venv that
 already has the pinned version is reused.
 
-    python scripts/phoenix_env.py [--venv build/phoenix/venv]
+    python scripts/phoenix_env.py [--venv build/phoenix/venv] [--uv PATH]
 
-Prints the venv's Python last.
+``--uv`` installs with that uv (``uv pip install``) instead of pip: the same packages, for a
+tenth of pip's CPU time (scripts/test.sh builds this venv beside its other steps). Prints
+the venv's Python last.
 """
 
 from __future__ import annotations
@@ -34,8 +36,9 @@ def installed_version(python: Path) -> str | None:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
-def ensure(venv_dir: Path) -> Path:
-    """A venv at ``venv_dir`` with the pinned Phoenix; its Python."""
+def ensure(venv_dir: Path, uv: Path | None = None) -> Path:
+    """A venv at ``venv_dir`` with the pinned Phoenix (installed by ``uv`` if given, else
+    pip); its Python."""
     python = venv_dir / "bin" / "python"
     have = installed_version(python)
     if have == PHOENIX_VERSION:
@@ -43,10 +46,13 @@ def ensure(venv_dir: Path) -> Path:
         return python
     if not python.exists():
         print(f"{venv_dir}: creating the virtualenv", flush=True)
-        venv.EnvBuilder(with_pip=True, clear=True).create(venv_dir)
+        venv.EnvBuilder(with_pip=uv is None, clear=True).create(venv_dir)
     print(f"{venv_dir}: installing {PHOENIX_REQUIREMENT} (was {have or 'absent'})", flush=True)
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", PHOENIX_REQUIREMENT],
-                   check=True)
+    if uv is not None:
+        install = [str(uv), "pip", "install", "-q", "--python", str(python)]
+    else:
+        install = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    subprocess.run([*install, PHOENIX_REQUIREMENT], check=True)
     if installed_version(python) != PHOENIX_VERSION:
         sys.exit(f"{venv_dir}: arize-phoenix {PHOENIX_VERSION} did not install")
     return python
@@ -55,8 +61,9 @@ def ensure(venv_dir: Path) -> Path:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--venv", type=Path, default=DEFAULT_VENV)
+    parser.add_argument("--uv", type=Path, help="install with this uv instead of pip")
     args = parser.parse_args()
-    print(ensure(args.venv.resolve()))
+    print(ensure(args.venv.resolve(), args.uv))
 
 
 if __name__ == "__main__":

@@ -98,7 +98,13 @@ unset PYTHONDONTWRITEBYTECODE
 
 step "virtualenv $VENV"
 [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
-"$VENV/bin/python" -m pip install -q --upgrade pip
+# uv installs the test environment, the wheel's (its newest check) and Phoenix's: the same
+# versions pip picks (compared on one machine: the wheel's [lab] environment, 143 packages, the
+# same names and versions), for about an eighth of pip's CPU time (that environment: 49 CPU-s
+# with pip, 6 with uv). What a user's install runs keeps pip: the newcomer's check
+# (scripts/install_lab.sh) and the wheel beside the oldest JupyterLab.
+"$VENV/bin/python" -m pip install -q --upgrade pip "uv>=0.5"
+UV="$VENV/bin/uv"
 mkdir -p build
 # An earlier run's lane logs: the exit handler would print them for this run.
 for name in "${LANE_LOGS[@]}"; do rm -f "build/$name.log" "build/$name.rc"; done
@@ -125,7 +131,7 @@ background+=("$!")
 # in the background at low priority; its tests run after the fast tests, which wait for
 # build/phoenix-env.rc (its exit status).
 rm -f build/phoenix-env.rc
-setsid nice -n 10 bash -c '"$0" scripts/phoenix_env.py; echo $? >build/phoenix-env.rc; times >build/phoenix-env.cpu' "$PYTHON" \
+setsid nice -n 10 bash -c '"$0" scripts/phoenix_env.py --uv "$1"; echo $? >build/phoenix-env.rc; times >build/phoenix-env.cpu' "$PYTHON" "$UV" \
   >build/phoenix-env.log 2>&1 &
 background+=("$!")
 
@@ -159,7 +165,7 @@ step "build tools and JupyterLab (pyproject.toml's build-system)"
 # installs JupyterLab again) and the build hook finds the bundles built (it skips Node).
 # (`editables`: what hatchling asks for to build an editable install.)
 mapfile -t build_reqs < <("$VENV/bin/python" scripts/extra_requirements.py build-system)
-"$VENV/bin/python" -m pip install -q "${build_reqs[@]}" editables
+"$UV" pip install -q --python "$VENV/bin/python" "${build_reqs[@]}" editables
 VENV_BIN="$(cd "$VENV" && pwd)/bin"
 
 step "widgets: npm ci, build"
@@ -175,20 +181,20 @@ step "JupyterLab extension: npm ci, build"
 
 # (Tried in session 13, when the tests still waited for llama.cpp's build: this install
 # beside the front-end's steps gained nothing measurable; they compete for the two cores.)
-step "pip install -e .[test,collaboration]"
+step "install -e .[test,collaboration] (uv)"
 # SKIP_JUPYTER_BUILDER: the bundles were just built and tested (the build hook would build
 # them all again for an editable install; it skips only a wheel's build when they exist).
 # collaboration (jupyter-collaboration): tests/server/test_live_document.py edits open shared
 # documents; the JupyterLabs the browser tests start from this venv switch it off
 # (--YDocExtension.disable_rtc, tests/browser/conftest.py serve_lab), as do tests/server's servers.
-SKIP_JUPYTER_BUILDER=1 "$VENV/bin/python" -m pip install -q --no-build-isolation -e ".[test,collaboration]"
+SKIP_JUPYTER_BUILDER=1 "$UV" pip install -q --python "$VENV/bin/python" --no-build-isolation -e ".[test,collaboration]"
 
 # The wheel as users get it: built, installed into a fresh venv (build/wheel-check),
 # `jupyter labextension list` checked there, and in the background beside the oldest
 # JupyterLab the `lab` extra allows (waited for at the end). The browser tests run that
 # venv's JupyterLab (JUPYTER_BRAIN_LAB_PYTHON).
 step "the wheel installed as a user gets it"
-"$VENV/bin/python" scripts/check_wheel.py --no-build-isolation --newest
+"$VENV/bin/python" scripts/check_wheel.py --no-build-isolation --newest --uv "$UV"
 export JUPYTER_BRAIN_LAB_PYTHON="$PWD/build/wheel-check/venv/bin/python"
 setsid nice -n 10 bash -c '"$@"; rc=$?; times >build/oldest-lab.cpu; exit $rc' oldest \
   "$VENV/bin/python" scripts/check_wheel.py --oldest >build/oldest-lab.log 2>&1 &
