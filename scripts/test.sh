@@ -19,12 +19,14 @@ VENV=${VENV:-.venv}
 # user and system, both cores counted) and the load average, so a slow run shows where it went.
 TIMES=$(mktemp)
 # And how busy the machine's cores were since the run began (all processes, from /proc/stat:
-# a run that leaves cores idle is waiting, not computing; '?' where there is no /proc/stat).
+# a run that leaves cores idle is waiting, not computing; '?' where there is no /proc/stat),
+# and how much of that time a virtual machine's host took for others ("steal": the same
+# run is slower on a crowded host, and its CPU-seconds below are not comparable).
 cores_busy() {  # busy% since START_STAT ("cpu user nice system idle iowait irq softirq steal ...")
   [ -n "${START_STAT:-}" ] && [ -r /proc/stat ] || { echo '?'; return; }
   awk -v start="$START_STAT" 'NR == 1 { split(start, a); busy = 0; all = 0
     for (i = 2; i <= 9; i++) { d = $i - a[i]; all += d; if (i != 5 && i != 6) busy += d }
-    printf "%.0f%%", all ? 100 * busy / all : 0 }' /proc/stat
+    printf "%.0f%% (%.1f%% taken by the host)", all ? 100 * busy / all : 0, all ? 100 * ($9 - a[9]) / all : 0 }' /proc/stat
 }
 START_STAT=$(head -n 1 /proc/stat 2>/dev/null || true)
 step() {
