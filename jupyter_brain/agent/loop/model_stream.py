@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ...foundation.interrupts import INTERRUPTS, is_interrupt
 from ...providers.base import LLMProvider, ProviderError, ProviderResult, close_stream
 from ...providers.capabilities import ReportsFallbacks
 from ..budget import TurnBudget
@@ -102,7 +103,9 @@ class ModelCall:
                 emit(TextDelta(step=step, text=result.text))
                 self.callbacks.fire("on_stream_chunk", result.text)
             self.strategy.feed(result.text, final=True)
-        except KeyboardInterrupt:  # as when streaming: the text the user saw stays
+        except INTERRUPTS as exc:  # as when streaming: the text the user saw stays
+            if not is_interrupt(exc):
+                raise
             return ModelOutcome(None, shown, interrupted=True)
         return ModelOutcome(result)
 
@@ -152,7 +155,9 @@ class ModelCall:
                         emit(ThinkingEnd(step=step))
                     self.strategy.feed("", final=True)
                     return ModelOutcome(ev.result)
-        except KeyboardInterrupt:
+        except INTERRUPTS as exc:  # Ctrl-C, also while an event's validator was being built
+            if not is_interrupt(exc):
+                raise
             if thinking_open:
                 emit(ThinkingEnd(step=step))
             return ModelOutcome(None, "".join(partial), interrupted=True)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...foundation.interrupts import INTERRUPTS, is_interrupt
 from ...providers.base import ToolCall
 from ..budget import TurnBudget
 from ..callbacks import AgentCallbacks
@@ -116,7 +117,9 @@ class ToolStep:
                 tool_context=lambda call: ToolContext(call.id, step=step, emit=emit, charge_usage=self.charge_usage,
                                                       user_waited=budget.extend),
             )
-        except KeyboardInterrupt:
+        except INTERRUPTS as exc:  # Ctrl-C, also while a record's validator was being built
+            if not is_interrupt(exc):
+                raise
             return ToolStepOutcome(finished, interrupted=True)
         return ToolStepOutcome(outcomes)
 

@@ -18,6 +18,7 @@ import time
 from functools import partial
 from typing import Any
 
+from ...foundation.interrupts import is_interrupt
 from ...providers.base import ProviderError, ProviderResult, Usage
 from ...providers.capabilities import has_native_thinking
 from ...providers.chain import provider_label
@@ -172,8 +173,12 @@ class Turn:
             except KeyboardInterrupt:  # between calls: what finished is already in self.messages
                 self.status = "interrupted"
             except Exception as exc:  # noqa: BLE001 - a bug must still leave a usable session
-                self.status, self.error = "error", f"{type(exc).__name__}: {exc}"
-                self.emit(ErrorEvent(step=self.step, kind="internal", message=self._clean(self.error), recoverable=False))
+                if is_interrupt(exc):  # Ctrl-C while a validator was being built (foundation/interrupts.py)
+                    self.status = "interrupted"
+                else:
+                    self.status, self.error = "error", f"{type(exc).__name__}: {exc}"
+                    self.emit(ErrorEvent(step=self.step, kind="internal", message=self._clean(self.error),
+                                         recoverable=False))
         self.fitter.settle()  # a request sent before it was counted is counted now (fitting.py)
         return self._finish(time.perf_counter() - started)
 
