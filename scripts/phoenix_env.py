@@ -46,7 +46,7 @@ def ensure(venv_dir: Path, uv: Path | None = None) -> Path:
         return python
     if not python.exists():
         print(f"{venv_dir}: creating the virtualenv", flush=True)
-        venv.EnvBuilder(with_pip=uv is None, clear=True).create(venv_dir)
+        venv.EnvBuilder(with_pip=True, clear=True).create(venv_dir)  # pip too: a later run may not pass --uv
     print(f"{venv_dir}: installing {PHOENIX_REQUIREMENT} (was {have or 'absent'})", flush=True)
     if uv is not None:
         install = [str(uv), "pip", "install", "-q", "--python", str(python)]

@@ -40,6 +40,14 @@ step() {
 # kernel step) run in process groups of their own, which end with this script, whichever way
 # it ends. A run that fails before the lanes are reported (the kernel step failed) shows the
 # end of their logs, so what they had found so far is not lost.
+# Their `nice` orders them only where the kernel does not group processes by session for
+# scheduling. With autogroup on (/proc/sys/kernel/sched_autogroup_enabled is 1 on this
+# project's CI machine, as in many distributions), each setsid session is one group with an
+# equal share of the CPU, whatever its processes' nice: measured there, two busy loops at
+# nice 10 in their own session got as much CPU as two at nice 0 in theirs. So on such a
+# machine the jobs below share the cores evenly. Setting each group's nice
+# (/proc/self/autogroup) would make them yield, but the run is CPU-bound to its end (cores
+# 97 % busy), and a starved build or lane would only finish last.
 background=()
 LANE_LOGS=(browser-tests server-tests checks fast-tests live-notebooks phoenix-tests local-model-tests)  # build/NAME.log and .rc
 REPORTED=""  # the background tests' logs already printed whole
