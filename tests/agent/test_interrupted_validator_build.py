@@ -110,3 +110,41 @@ def test_during_tools_every_call_is_answered_as_interrupted() -> None:
     assert result.status == "interrupted" and not result.error
     ends = [e for e in log.events(turn_id=result.turn_id) if e.type == "tool_call_end"]
     assert [e.status for e in ends] == ["interrupted"]
+
+
+def test_a_model_whose_build_was_interrupted_builds_at_its_next_use() -> None:
+    """What ``is_interrupt`` relies on: the interrupted class is not left broken."""
+    from typing import Annotated, Any
+
+    from pydantic import BaseModel, ConfigDict
+
+    pressed: list[bool] = []
+
+    class OnceThenFine:
+        def __repr__(self) -> str:
+            if not pressed:
+                pressed.append(True)
+                raise KeyboardInterrupt
+            return "OnceThenFine()"
+
+        def __hash__(self) -> int:
+            return 1
+
+        def __eq__(self, other: object) -> bool:
+            return isinstance(other, OnceThenFine)
+
+    value = OnceThenFine()
+
+    class LiteralOfIt:
+        @classmethod
+        def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> core_schema.CoreSchema:
+            return core_schema.literal_schema([value])
+
+    class Deferred(BaseModel):
+        model_config = ConfigDict(defer_build=True)
+        x: Annotated[Any, LiteralOfIt] = None
+
+    with pytest.raises(SchemaError) as first:
+        Deferred(x=value)
+    assert is_interrupt(first.value)
+    assert Deferred(x=value).x is value
