@@ -108,11 +108,11 @@ unset PYTHONDONTWRITEBYTECODE
 
 step "virtualenv $VENV"
 [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
-# uv installs the test environment, the wheel's (its newest check) and Phoenix's: the same
-# versions pip picks (compared on one machine: the wheel's [lab] environment, 143 packages, the
-# same names and versions), for about an eighth of pip's CPU time (that environment: 49 CPU-s
-# with pip, 6 with uv). What a user's install runs keeps pip: the newcomer's check
-# (scripts/install_lab.sh) and the wheel beside the oldest JupyterLab.
+# uv installs the test environment, the wheel's (its newest and oldest JupyterLab checks) and
+# Phoenix's: the same versions pip picks (compared on one machine: the wheel's [lab]
+# environment, 143 packages, the same names and versions), for a fraction of pip's CPU time (the
+# oldest check's environment: 77 CPU-s with pip, most of it compiling every module, 4 with uv).
+# What a user's install runs keeps pip: the newcomer's check (scripts/install_lab.sh).
 "$VENV/bin/python" -m pip install -q --upgrade pip "uv>=0.5"
 UV="$VENV/bin/uv"
 mkdir -p build
@@ -207,7 +207,7 @@ step "the wheel installed as a user gets it"
 "$VENV/bin/python" scripts/check_wheel.py --no-build-isolation --newest --uv "$UV"
 export JUPYTER_BRAIN_LAB_PYTHON="$PWD/build/wheel-check/venv/bin/python"
 setsid nice -n 10 bash -c '"$@"; rc=$?; times >build/oldest-lab.cpu; exit $rc' oldest \
-  "$VENV/bin/python" scripts/check_wheel.py --oldest >build/oldest-lab.log 2>&1 &
+  "$VENV/bin/python" scripts/check_wheel.py --oldest --uv "$UV" >build/oldest-lab.log 2>&1 &
 OLDEST_LAB=$!
 background+=("$OLDEST_LAB")
 
